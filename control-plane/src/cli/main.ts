@@ -1,0 +1,142 @@
+// agentgov CLI: start | control-plane | sidecar | migrate | keys create | tenants create.
+// Commands print their JSON result as the only line on stdout; logs go to stderr.
+import { loadControlPlaneConfig } from "../config/env.js";
+import { startControlPlane, type ControlPlane } from "../main.js";
+import { flags, required } from "./args.js";
+import { withDatabase } from "./database.js";
+import { migrate } from "../stores/postgres/migrate.js";
+import { createTenant } from "../tenants/provision.js";
+import { ensureLocalSidecarKey } from "./sidecar-key.js";
+import { KEY_SCOPES, generateApiKey, hashApiKey, keyPrefix, type KeyScope } from "../domain/api-keys.js";
+import { newId } from "../domain/ids.js";
+import { insertKey } from "../stores/postgres/identity-repo.js";
+import { recordChange } from "../stores/postgres/sync-changes.js";
+
+const USAGE = `usage: agentgov <command>
+  start                      control plane + one sidecar on embedded defaults (what npm start runs)
+  control-plane              the control plane alone
+  sidecar                    a sidecar alone (needs CONTROL_PLANE_GRPC_URL and SIDECAR_KEY)
+  migrate                    apply database migrations
+  keys create --name N --scope api|agent|ingest [--org ORG_ID]
+  tenants create --name N --idp-org-id O --admin-email E`;
+
+const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v)}\n`);
+
+function onSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (sig: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`\n${sig}: shutting down…\n`);
+    stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(e)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => handler("SIGINT"));
+  process.on("SIGTERM", () => handler("SIGTERM"));
+}
+
+async function startSidecarProcess(env: NodeJS.ProcessEnv, extra: Record<string, string>) {
+  const { loadSidecarConfig, startSidecar } = await import("@agentgov/data-plane");
+  return startSidecar(loadSidecarConfig({ ...env, ...extra }));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, sub, ...rest] = argv;
+  const env = process.env;
+  switch (cmd) {
+    case "start": {
+      const t0 = Date.now();
+      const config = loadControlPlaneConfig(env);
+      const cp: ControlPlane = await startControlPlane(config);
+      const adminUser = await cp.db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 AND role = 'admin' ORDER BY created_at LIMIT 1", [cp.tenantId]);
+      const sidecarKey = env.SIDECAR_KEY || (await ensureLocalSidecarKey(cp.db, config.DATA_DIR, cp.tenantId, adminUser.rows[0]!.id));
+      const sidecar = await startSidecarProcess(env, { CONTROL_PLANE_GRPC_URL: cp.grpcUrl, SIDECAR_KEY: sidecarKey, DATA_DIR: config.DATA_DIR });
+      await Promise.race([sidecar.synced, new Promise((r) => setTimeout(r, 10_000))]);
+      const lines = [
+        "",
+        "agentgov is running",
+        `  REST API      ${cp.restUrl}   (OpenAPI: ${cp.restUrl}/openapi.json)`,
+        `  gRPC          ${cp.grpcUrl}`,
+        `  sidecar       ${sidecar.url}/v1/proxy/{openai|anthropic|google|mistral|cohere}`,
+        `  data dir      ${config.DATA_DIR}`,
+        cp.createdApiKey
+          ? `  admin API key ${cp.createdApiKey}\n                (shown once; keep it: only its hash is stored)`
+          : "  admin API key (created on first start; set BOOTSTRAP_API_KEY to choose one)",
+        `  started in    ${Date.now() - t0} ms`,
+        "Press Ctrl-C to stop.",
+        "",
+      ];
+      process.stderr.write(`${lines.join("\n")}\n`);
+      out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, sidecarUrl: sidecar.url, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
+      onSignals(async () => {
+        await sidecar.stop();
+        await cp.stop();
+      });
+      return;
+    }
+    case "control-plane": {
+      const cp = await startControlPlane(loadControlPlaneConfig(env));
+      out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
+      onSignals(() => cp.stop());
+      return;
+    }
+    case "sidecar": {
+      const sc = await startSidecarProcess(env, {});
+      out({ sidecarUrl: sc.url });
+      onSignals(() => sc.stop());
+      return;
+    }
+    case "migrate": {
+      const applied = await withDatabase(env, (db) => migrate(db));
+      out({ applied });
+      return;
+    }
+    case "keys": {
+      if (sub !== "create") throw new Error(USAGE);
+      const v = flags(rest, { name: { type: "string" }, scope: { type: "string" }, org: { type: "string" } });
+      const scope = required(v, "scope");
+      if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new Error("--scope must be api, agent or ingest");
+      const org = (v.org as string | undefined) ?? env.BOOTSTRAP_IDP_ORG_ID ?? "org_default";
+      const result = await withDatabase(env, async (db) => {
+        const t = await db.query<{ tenant_id: string; user_id: string }>(
+          `SELECT t.id AS tenant_id, u.id AS user_id FROM tenants t JOIN users u ON u.tenant_id = t.id
+            WHERE t.idp_org_id = $1 AND u.role = 'admin' AND u.status = 'active' ORDER BY u.created_at LIMIT 1`,
+          [org],
+        );
+        const row = t.rows[0];
+        if (!row) throw new Error(`no tenant with an active admin for organization ${org}`);
+        const key = generateApiKey(scope as KeyScope);
+        const id = newId("key");
+        await db.tx(async (c) => {
+          await insertKey(c, { id, tenantId: row.tenant_id, name: required(v, "name"), scope: scope as KeyScope, prefix: keyPrefix(key), keyHash: hashApiKey(key), createdBy: row.user_id });
+          await recordChange(c, row.tenant_id, "key", id);
+        });
+        return { id, tenantId: row.tenant_id, scope, key };
+      });
+      out(result);
+      return;
+    }
+    case "tenants": {
+      if (sub !== "create") throw new Error(USAGE);
+      const v = flags(rest, { name: { type: "string" }, "idp-org-id": { type: "string" }, "admin-email": { type: "string" } });
+      const result = await withDatabase(env, (db) =>
+        createTenant(db, { name: required(v, "name"), idpOrgId: required(v, "idp-org-id"), adminEmail: required(v, "admin-email") }),
+      );
+      out(result);
+      return;
+    }
+    default:
+      process.stderr.write(`${USAGE}\n`);
+      process.exitCode = cmd ? 2 : 0;
+  }
+}
+
+main(process.argv.slice(2)).catch((e: unknown) => {
+  process.stderr.write(`agentgov: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

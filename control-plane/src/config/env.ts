@@ -1,0 +1,42 @@
+// The control plane's configuration: one validated schema over the environment (DESIGN.md §2).
+import { z } from "zod";
+
+const bool = z
+  .enum(["true", "false", "1", "0", ""])
+  .transform((v) => v === "true" || v === "1");
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+export const EnvSchema = z.object({
+  DATA_DIR: z.string().min(1).default("./.data"),
+  DATABASE_URL: z.string().url().optional(),
+  CLICKHOUSE_URL: z.string().url().optional(),
+  CLICKHOUSE_USER: z.string().optional(),
+  CLICKHOUSE_PASSWORD: z.string().optional(),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/).default("agentgov"),
+  PORT: port.default(8080),
+  GRPC_PORT: port.default(8090),
+  HOST: z.string().default("127.0.0.1"),
+  IDP_WEBHOOK_SECRET: z.string().min(1).optional(),
+  BOOTSTRAP_API_KEY: z.string().regex(/^svc_api_[A-Za-z0-9]{32,}$/, "must be svc_api_ followed by at least 32 base62 characters").optional(),
+  BOOTSTRAP_TENANT: z.string().min(1).max(100).default("default"),
+  BOOTSTRAP_IDP_ORG_ID: z.string().min(1).default("org_default"),
+  BOOTSTRAP_ADMIN_EMAIL: z.string().email().default("admin@localhost"),
+  API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  TRACE_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  TRACE_STORE_RAW_PII: bool.default(false),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type ControlPlaneConfig = z.infer<typeof EnvSchema>;
+
+/** Reads the configuration; empty variables count as unset. Throws a readable error on bad values. */
+export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ControlPlaneConfig> = {}): ControlPlaneConfig {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  return { ...parsed.data, ...overrides };
+}

@@ -1,0 +1,12 @@
+// What route modules need from the running control plane.
+import type { Db } from "../stores/postgres/db.js";
+import type { TraceStore } from "../stores/clickhouse/index.js";
+import type { ControlPlaneConfig } from "../config/env.js";
+import type { Logger } from "pino";
+
+export interface Deps {
+  db: Db;
+  traces: TraceStore;
+  config: ControlPlaneConfig;
+  log: Logger;
+}

@@ -1,0 +1,36 @@
+// Maps every error to its REST group's body shape, in one place (DESIGN.md §4).
+import type { Middleware } from "koa";
+import { AppError } from "../../errors/app-error.js";
+import type { AppState } from "../state.js";
+
+export interface ErrorLogger {
+  error(obj: object, msg?: string): void;
+}
+
+export function toGroupABody(e: AppError, requestId: string) {
+  return { error: { code: e.code === "invalid_signature" ? "forbidden" : e.code, message: e.message, request_id: requestId } };
+}
+
+export function toGroupBBody(e: AppError) {
+  return e.details.length > 0 ? { error: e.message, details: e.details } : { error: e.message };
+}
+
+export function errorHandler(log: ErrorLogger): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError("not_found", `no route for ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 405 && ctx.body === undefined) throw new AppError("not_found", `no route for ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      let e: AppError;
+      if (err instanceof AppError) e = err;
+      else {
+        log.error({ err, requestId: ctx.state.requestId, path: ctx.path }, "unhandled error");
+        e = new AppError("internal_error", "internal error; quote the request id when asking for support");
+      }
+      ctx.status = e.status;
+      if (e.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(e.retryAfterSeconds));
+      ctx.body = ctx.path.startsWith("/v1/") || ctx.path === "/v1" ? toGroupABody(e, ctx.state.requestId) : toGroupBBody(e);
+    }
+  };
+}

@@ -1,0 +1,85 @@
+// One way to declare a REST endpoint: its schemas feed both request validation and the OpenAPI document,
+// so the contract cannot drift from the code.
+import type Router from "@koa/router";
+import type { OpenAPIRegistry, RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type { ParameterizedContext } from "koa";
+import type { ZodType } from "zod";
+import { z } from "./openapi/zod.js";
+import { ErrorA, ErrorB } from "./openapi/common-schemas.js";
+import { AppError, badRequest, forbidden, type ErrorDetail } from "../errors/app-error.js";
+import { allowed, type Principal, type TeamScope } from "../domain/permissions.js";
+import { readJsonBody } from "./middleware/body.js";
+import type { AppState } from "./state.js";
+
+export type Ctx = ParameterizedContext<AppState>;
+
+type Method = "get" | "post" | "put" | "patch" | "delete";
+
+export interface RouteDef<P extends ZodType, Q extends ZodType, B extends ZodType> {
+  method: Method;
+  /** OpenAPI-style path: /v1/agents/{agent_id} */
+  path: string;
+  summary: string;
+  /** The team scope the endpoint needs (DESIGN.md §3). */
+  scope: TeamScope;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** status → response schema (null for an empty body) */
+  responses: Record<number, ZodType | null>;
+  handler: (ctx: Ctx, input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B>; principal: Principal }) => Promise<{ status: number; body?: unknown }>;
+}
+
+export function zodDetails(err: z.ZodError, root: string): ErrorDetail[] {
+  return err.issues.map((i) => ({
+    path: [root, ...i.path.map(String)].filter(Boolean).join("."),
+    message: i.message,
+  }));
+}
+
+function parseOrThrow<T extends ZodType>(schema: T, value: unknown, root: string): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    const details = zodDetails(r.error, root);
+    throw badRequest(`invalid ${root}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details);
+  }
+  return r.data;
+}
+
+const koaPath = (p: string) => p.replace(/\{([a-zA-Z_]+)\}/g, ":$1");
+
+export function addRoute<P extends ZodType, Q extends ZodType, B extends ZodType>(
+  router: Router<AppState>,
+  registry: OpenAPIRegistry,
+  def: RouteDef<P, Q, B>,
+): void {
+  const groupA = def.path.startsWith("/v1/");
+  const errorSchema = groupA ? ErrorA : ErrorB;
+  const responses: RouteConfig["responses"] = {};
+  for (const [status, schema] of Object.entries(def.responses)) {
+    responses[status] = schema
+      ? { description: `${status}`, content: { "application/json": { schema } } }
+      : { description: `${status} (no body)` };
+  }
+  for (const status of [400, 401, 403, 404, 409, 413, 429, 500]) {
+    responses[status] ??= { description: "error", content: { "application/json": { schema: errorSchema } } };
+  }
+  const request: RouteConfig["request"] = {};
+  if (def.params) request.params = def.params as unknown as NonNullable<RouteConfig["request"]>["params"];
+  if (def.query) request.query = def.query as unknown as NonNullable<RouteConfig["request"]>["query"];
+  if (def.body) request.body = { required: true, content: { "application/json": { schema: def.body } } };
+  registry.registerPath({ method: def.method, path: def.path, summary: def.summary, request, responses, security: [{ apiKey: [] }] });
+
+  router[def.method](koaPath(def.path), async (ctx) => {
+    const principal = ctx.state.principal;
+    if (!principal) throw new AppError("unauthorized", "missing or invalid API key");
+    if (!allowed(principal, def.scope)) throw forbidden(`this key may not use this endpoint (needs ${def.scope})`);
+    const params = def.params ? parseOrThrow(def.params, ctx.params, "path") : ({} as z.infer<P>);
+    const query = def.query ? parseOrThrow(def.query, ctx.query, "query") : ({} as z.infer<Q>);
+    let body = undefined as z.infer<B>;
+    if (def.body) body = parseOrThrow(def.body, await readJsonBody(ctx), "body");
+    const out = await def.handler(ctx, { params, query, body, principal });
+    ctx.status = out.status;
+    if (out.body !== undefined) ctx.body = out.body;
+  });
+}

@@ -1,0 +1,113 @@
+// Starts the control plane: stores, migrations, bootstrap, REST (Koa) and gRPC (Sync, Ingest).
+import { createServer, type Server } from "node:http";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import pino, { type Logger } from "pino";
+import type { ControlPlaneConfig } from "./config/env.js";
+import { openDb, type Db } from "./stores/postgres/db.js";
+import { migrate } from "./stores/postgres/migrate.js";
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./stores/postgres/embedded.js";
+import { openTraceStore, type TraceStore } from "./stores/clickhouse/index.js";
+import { createRestApp } from "./http/app.js";
+import { startGrpcServer, type GrpcServer } from "./grpc/server.js";
+import { SyncHub } from "./sync/hub.js";
+import { IngestWriter } from "./ingest/writer.js";
+import { makeAfterInsert } from "./ingest/after-insert.js";
+import { ensureBootstrap } from "./tenants/provision.js";
+
+export interface ControlPlane {
+  restUrl: string;
+  grpcUrl: string;
+  restPort: number;
+  grpcPort: number;
+  databaseUrl: string;
+  db: Db;
+  traces: TraceStore;
+  tenantId: string;
+  /** Set only when this start created the first admin key (print it once). */
+  createdApiKey?: string;
+  log: Logger;
+  stop(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({ level, base: { service: "control-plane" }, redact: ["req.headers.authorization", "*.apiKey", "*.key"] }, pino.destination(2));
+}
+
+export async function startControlPlane(config: ControlPlaneConfig, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ControlPlane> {
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  let embedded: EmbeddedPostgresHandle | undefined;
+  let databaseUrl = config.DATABASE_URL;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(dataDir, (m) => log.warn(m));
+    databaseUrl = embedded.url;
+    log.info({ dataDir }, "embedded postgres started");
+  }
+  const db = openDb(databaseUrl);
+  const applied = await migrate(db);
+  if (applied.length) log.info({ applied }, "migrations applied");
+  const traces = await openTraceStore({
+    url: config.CLICKHOUSE_URL,
+    user: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database: config.CLICKHOUSE_DATABASE,
+    dataDir: join(dataDir, "chdb"),
+    retentionDays: config.TRACE_RETENTION_DAYS,
+    logger: log,
+  });
+  const boot = await ensureBootstrap(db, {
+    tenantName: config.BOOTSTRAP_TENANT,
+    idpOrgId: config.BOOTSTRAP_IDP_ORG_ID,
+    adminEmail: config.BOOTSTRAP_ADMIN_EMAIL,
+    apiKey: config.BOOTSTRAP_API_KEY,
+  });
+
+  const hub = new SyncHub(databaseUrl, (e) => log.warn({ err: e }, "sync listener error"));
+  await hub.start();
+  const writer = new IngestWriter(traces, makeAfterInsert(db, traces, (t) => hub.bump(t)));
+  const grpc: GrpcServer = await startGrpcServer({ host: config.HOST, port: config.GRPC_PORT, db, hub, writer });
+
+  const { app } = createRestApp({ db, traces, config, log });
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, app.callback());
+  await new Promise<void>((ok, fail) => {
+    server.once("error", fail);
+    server.listen(config.PORT, config.HOST, () => ok());
+  });
+  const addr = server.address();
+  const restPort = typeof addr === "object" && addr ? addr.port : config.PORT;
+  const retention = setInterval(() => {
+    traces.dropExpiredPartitions(new Date()).catch((e: unknown) => log.warn({ err: e }, "retention failed"));
+  }, 3600_000);
+  retention.unref();
+
+  log.info({ rest: restPort, grpc: grpc.port }, "control plane listening");
+  let stopped = false;
+  return {
+    restUrl: `http://${config.HOST}:${restPort}`,
+    grpcUrl: `http://${config.HOST}:${grpc.port}`,
+    restPort,
+    grpcPort: grpc.port,
+    databaseUrl,
+    db,
+    traces,
+    tenantId: boot.tenantId,
+    createdApiKey: boot.apiKey,
+    log,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(retention);
+      await new Promise<void>((ok) => {
+        server.close(() => ok());
+        server.closeIdleConnections();
+      });
+      await grpc.close();
+      await writer.drain().catch(() => undefined);
+      await hub.close();
+      await traces.close();
+      await db.close();
+      await embedded?.stop();
+    },
+  };
+}

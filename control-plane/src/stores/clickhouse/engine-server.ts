@@ -1,0 +1,95 @@
+// Engine: a ClickHouse server over HTTP through @clickhouse/client. Works with servers as old as
+// Debian's 18.16: no query parameters, no async_insert; settings travel as URL parameters.
+
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
+import type { EngineRow, SqlEngine } from "./engine.js";
+import { INPUT_SETTINGS } from "./engine.js";
+import { engineError, TraceStoreError } from "./errors.js";
+import type { SqlFragment } from "./sql-literal.js";
+
+export interface ServerEngineOptions {
+  url: string;
+  user?: string;
+  password?: string;
+  /** Per-request timeout in ms (default 60 s; longer makes the client ask for progress headers). */
+  requestTimeoutMs?: number;
+}
+
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "EPIPE"]);
+
+function failure(what: string, cause: unknown): TraceStoreError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  const network = typeof code === "string" && NETWORK_CODES.has(code);
+  return engineError(network ? "engine_unavailable" : "query_failed", what, cause);
+}
+
+export class ServerEngine implements SqlEngine {
+  readonly kind = "server" as const;
+  private readonly client: ClickHouseClient;
+  private closed = false;
+
+  constructor(options: ServerEngineOptions) {
+    this.client = createClient({
+      url: options.url,
+      username: options.user ?? "default",
+      password: options.password ?? "",
+      request_timeout: options.requestTimeoutMs ?? 60_000,
+      // Failures reach the caller as rejected promises (TraceStoreError); the client's own console
+      // logging would only duplicate them.
+      log: { level: ClickHouseLogLevel.OFF },
+      clickhouse_settings: {
+        ...INPUT_SETTINGS,
+        output_format_json_quote_64bit_integers: 1,
+      },
+    });
+  }
+
+  private live(): void {
+    if (this.closed) throw new TraceStoreError("closed", "trace store engine is closed");
+  }
+
+  async query(statement: SqlFragment): Promise<EngineRow[]> {
+    this.live();
+    try {
+      const rs = await this.client.query({ query: statement.text, format: "JSONEachRow" });
+      return await rs.json<EngineRow>();
+    } catch (e) {
+      throw failure("ClickHouse query failed", e);
+    }
+  }
+
+  async command(statement: SqlFragment): Promise<void> {
+    this.live();
+    try {
+      await this.client.command({ query: statement.text });
+    } catch (e) {
+      throw failure("ClickHouse command failed", e);
+    }
+  }
+
+  async insertJsonEachRow(table: SqlFragment, rows: readonly EngineRow[]): Promise<void> {
+    this.live();
+    if (rows.length === 0) return;
+    try {
+      await this.client.insert({ table: table.text, values: rows as EngineRow[], format: "JSONEachRow" });
+    } catch (e) {
+      throw failure("ClickHouse insert failed", e);
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      const r = await this.client.ping();
+      return r.success;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+}

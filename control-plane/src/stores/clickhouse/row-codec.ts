@@ -1,0 +1,191 @@
+// Converts between the protobuf Trace message and a `traces` row (JSONEachRow object). Nested
+// repeated messages become parallel arrays; strings are made well-formed UTF-16 (see sql-literal)
+// so that what is stored compares equal to filter values; non-finite numbers are stored as 0.
+
+import {
+  create,
+  PiiDetectionSchema,
+  PolicyEvaluationSchema,
+  QualityScoreSchema,
+  SpanSchema,
+  ToolCallSchema,
+  TraceSchema,
+  type Trace,
+} from "@agentgov/proto";
+import type { EngineRow } from "./engine.js";
+import { TraceStoreError } from "./errors.js";
+import { bool, nullableStr, num, numArray, str, strArray } from "./json-values.js";
+import { wellFormed } from "./sql-literal.js";
+import { formatDateTime, MAX_MS, MIN_MS } from "./time.js";
+
+export interface EncodeReport {
+  /** Names of numeric fields that were NaN/±Infinity and stored as 0. */
+  nonFinite: string[];
+}
+
+function finite(value: number, field: string, report: EncodeReport): number {
+  if (Number.isFinite(value)) return value;
+  report.nonFinite.push(field);
+  return 0;
+}
+
+const s = wellFormed;
+
+/** The row for one trace; `version` orders copies of the same trace (the highest wins). */
+export function traceToRow(t: Trace, version: number, report: EncodeReport = { nonFinite: [] }): EngineRow {
+  if (!t.tenantId) throw new TraceStoreError("invalid_argument", "trace without tenant_id");
+  if (!t.id) throw new TraceStoreError("invalid_argument", "trace without id");
+  const ms = Number(t.timestampMs);
+  if (!Number.isSafeInteger(ms) || ms < MIN_MS || ms > MAX_MS) {
+    throw new TraceStoreError("invalid_argument", `trace ${t.id}: timestamp_ms out of range: ${t.timestampMs}`);
+  }
+  const f = (v: number, field: string): number => finite(v, field, report);
+  return {
+    tenant_id: s(t.tenantId),
+    id: s(t.id),
+    ts: formatDateTime(ms),
+    timestamp_ms: ms,
+    agent_id: s(t.agentId),
+    agent_name: s(t.agentName),
+    environment: s(t.environment),
+    session_id: t.sessionId === undefined ? null : s(t.sessionId),
+    provider: s(t.provider),
+    model: s(t.model),
+    status: s(t.status),
+    request_id: s(t.requestId),
+    http_status: t.httpStatus,
+    error_code: s(t.errorCode),
+    input_tokens: t.inputTokens,
+    output_tokens: t.outputTokens,
+    cached_input_tokens: t.cachedInputTokens,
+    cache_write_tokens: t.cacheWriteTokens,
+    tokens_estimated: t.tokensEstimated ? 1 : 0,
+    cost_usd: f(t.costUsd, "cost_usd"),
+    input_cost: f(t.inputCost, "input_cost"),
+    output_cost: f(t.outputCost, "output_cost"),
+    price_per_million_input: f(t.pricePerMillionInput, "price_per_million_input"),
+    price_per_million_output: f(t.pricePerMillionOutput, "price_per_million_output"),
+    price_version: s(t.priceVersion),
+    price_missing: t.priceMissing ? 1 : 0,
+    latency_ms: f(t.latencyMs, "latency_ms"),
+    provider_ms: f(t.providerMs, "provider_ms"),
+    overhead_ms: f(t.overheadMs, "overhead_ms"),
+    span_stages: t.spans.map((x) => s(x.stage)),
+    span_durations_ms: t.spans.map((x) => f(x.durationMs, "spans.duration_ms")),
+    injection_score: f(t.injectionScore, "injection_score"),
+    pii_scan_enabled: t.piiScanEnabled ? 1 : 0,
+    has_pii: t.piiDetections.length > 0 ? 1 : 0,
+    pii_entity_types: t.piiDetections.map((x) => s(x.entityType)),
+    pii_starts: t.piiDetections.map((x) => x.start),
+    pii_ends: t.piiDetections.map((x) => x.end),
+    pii_sources: t.piiDetections.map((x) => s(x.source)),
+    pii_scores: t.piiDetections.map((x) => f(x.score, "pii_detections.score")),
+    policy_ids: t.policyEvaluations.map((x) => s(x.policyId)),
+    policy_names: t.policyEvaluations.map((x) => s(x.policyName)),
+    policy_results: t.policyEvaluations.map((x) => s(x.result)),
+    policy_actions: t.policyEvaluations.map((x) => s(x.actionTaken)),
+    policies_fired: t.policiesFired.map((x) => s(x)),
+    policies_evaluated: t.policiesEvaluated,
+    policies_blocked: t.policiesBlocked,
+    quality_scorers: t.qualityScores.map((x) => s(x.scorer)),
+    quality_scores: t.qualityScores.map((x) => f(x.score, "quality_scores.score")),
+    tool_names: t.toolCalls.map((x) => s(x.name)),
+    tool_ids: t.toolCalls.map((x) => s(x.id)),
+    prompt: s(t.prompt),
+    completion: s(t.completion),
+    streamed: t.streamed ? 1 : 0,
+    version,
+  };
+}
+
+function zip<T>(n: number, make: (i: number) => T): T[] {
+  return Array.from({ length: n }, (_, i) => make(i));
+}
+
+/** The Trace of a row (prompt/completion are "" when the row was read without them). */
+export function rowToTrace(r: EngineRow): Trace {
+  const spanStages = strArray(r["span_stages"]);
+  const spanDurations = numArray(r["span_durations_ms"]);
+  const piiTypes = strArray(r["pii_entity_types"]);
+  const piiStarts = numArray(r["pii_starts"]);
+  const piiEnds = numArray(r["pii_ends"]);
+  const piiSources = strArray(r["pii_sources"]);
+  const piiScores = numArray(r["pii_scores"]);
+  const policyIds = strArray(r["policy_ids"]);
+  const policyNames = strArray(r["policy_names"]);
+  const policyResults = strArray(r["policy_results"]);
+  const policyActions = strArray(r["policy_actions"]);
+  const scorers = strArray(r["quality_scorers"]);
+  const scores = numArray(r["quality_scores"]);
+  const toolNames = strArray(r["tool_names"]);
+  const toolIds = strArray(r["tool_ids"]);
+  const sessionId = nullableStr(r["session_id"]);
+  return create(TraceSchema, {
+    id: str(r["id"]),
+    tenantId: str(r["tenant_id"]),
+    agentId: str(r["agent_id"]),
+    agentName: str(r["agent_name"]),
+    environment: str(r["environment"]),
+    ...(sessionId === undefined ? {} : { sessionId }),
+    provider: str(r["provider"]),
+    model: str(r["model"]),
+    status: str(r["status"]),
+    timestampMs: BigInt(num(r["timestamp_ms"])),
+    requestId: str(r["request_id"]),
+    httpStatus: num(r["http_status"]),
+    errorCode: str(r["error_code"]),
+    inputTokens: num(r["input_tokens"]),
+    outputTokens: num(r["output_tokens"]),
+    cachedInputTokens: num(r["cached_input_tokens"]),
+    cacheWriteTokens: num(r["cache_write_tokens"]),
+    tokensEstimated: bool(r["tokens_estimated"]),
+    costUsd: num(r["cost_usd"]),
+    inputCost: num(r["input_cost"]),
+    outputCost: num(r["output_cost"]),
+    pricePerMillionInput: num(r["price_per_million_input"]),
+    pricePerMillionOutput: num(r["price_per_million_output"]),
+    priceVersion: str(r["price_version"]),
+    priceMissing: bool(r["price_missing"]),
+    latencyMs: num(r["latency_ms"]),
+    providerMs: num(r["provider_ms"]),
+    overheadMs: num(r["overhead_ms"]),
+    spans: zip(Math.min(spanStages.length, spanDurations.length), (i) =>
+      create(SpanSchema, { stage: spanStages[i], durationMs: spanDurations[i] }),
+    ),
+    injectionScore: num(r["injection_score"]),
+    piiScanEnabled: bool(r["pii_scan_enabled"]),
+    piiDetections: zip(
+      Math.min(piiTypes.length, piiStarts.length, piiEnds.length, piiSources.length, piiScores.length),
+      (i) =>
+        create(PiiDetectionSchema, {
+          entityType: piiTypes[i],
+          start: piiStarts[i],
+          end: piiEnds[i],
+          source: piiSources[i],
+          score: piiScores[i],
+        }),
+    ),
+    policyEvaluations: zip(
+      Math.min(policyIds.length, policyNames.length, policyResults.length, policyActions.length),
+      (i) =>
+        create(PolicyEvaluationSchema, {
+          policyId: policyIds[i],
+          policyName: policyNames[i],
+          result: policyResults[i],
+          actionTaken: policyActions[i],
+        }),
+    ),
+    policiesFired: strArray(r["policies_fired"]),
+    policiesEvaluated: num(r["policies_evaluated"]),
+    policiesBlocked: num(r["policies_blocked"]),
+    qualityScores: zip(Math.min(scorers.length, scores.length), (i) =>
+      create(QualityScoreSchema, { scorer: scorers[i], score: scores[i] }),
+    ),
+    toolCalls: zip(Math.min(toolNames.length, toolIds.length), (i) =>
+      create(ToolCallSchema, { name: toolNames[i], id: toolIds[i] }),
+    ),
+    prompt: str(r["prompt"]),
+    completion: str(r["completion"]),
+    streamed: bool(r["streamed"]),
+  });
+}

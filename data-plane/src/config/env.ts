@@ -1,0 +1,43 @@
+// The sidecar's configuration (DESIGN.md §2), validated once at start.
+import { z } from "zod";
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+
+export const SidecarEnvSchema = z.object({
+  DATA_DIR: z.string().min(1).default("./.data"),
+  SIDECAR_PORT: z.coerce.number().int().min(0).max(65535).default(8181),
+  SIDECAR_HOST: z.string().default("127.0.0.1"),
+  CONTROL_PLANE_GRPC_URL: z.string().url().default("http://127.0.0.1:8090"),
+  SIDECAR_KEY: z.string().regex(/^svc_(ingest|api)_[A-Za-z0-9]{32,}$/, "must be an svc_ingest_ or svc_api_ key"),
+  TRACE_STORE_RAW_PII: bool.default(false),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(600_000),
+  UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(256),
+  PROVIDER_OPENAI_URL: z.string().url().default("https://api.openai.com"),
+  PROVIDER_ANTHROPIC_URL: z.string().url().default("https://api.anthropic.com"),
+  PROVIDER_GOOGLE_URL: z.string().url().default("https://generativelanguage.googleapis.com"),
+  PROVIDER_MISTRAL_URL: z.string().url().default("https://api.mistral.ai"),
+  PROVIDER_COHERE_URL: z.string().url().default("https://api.cohere.com"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type SidecarConfig = z.infer<typeof SidecarEnvSchema>;
+
+export function loadSidecarConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<SidecarConfig> = {}): SidecarConfig {
+  const cleaned = Object.fromEntries(Object.entries({ ...env, ...overrides }).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = SidecarEnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new Error(`invalid sidecar configuration:\n  ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`);
+  }
+  return parsed.data;
+}
+
+export function providerBaseUrls(c: SidecarConfig): Record<string, string> {
+  return {
+    openai: c.PROVIDER_OPENAI_URL,
+    anthropic: c.PROVIDER_ANTHROPIC_URL,
+    google: c.PROVIDER_GOOGLE_URL,
+    mistral: c.PROVIDER_MISTRAL_URL,
+    cohere: c.PROVIDER_COHERE_URL,
+  };
+}

@@ -1,0 +1,78 @@
+// Secrets with well-known shapes: cloud, VCS, chat, LLM-provider and payment API keys, JWTs, PEM private keys.
+
+import { boostWithContext, CONTEXT_BOOST } from "../context.js";
+import { scanAfterContext } from "../near-context.js";
+import type { PiiFinding, Recognizer } from "../types.js";
+
+// One alternation per provider prefix; every quantifier is bounded.
+const KEY_RE = new RegExp(
+  "(?:" +
+    [
+      "(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", // AWS access key id
+      "gh[pousr]_[A-Za-z0-9]{36,251}", // GitHub classic tokens
+      "github_pat_[A-Za-z0-9_]{22,255}", // GitHub fine-grained PAT
+      "xox[abposr]-[A-Za-z0-9-]{10,250}", // Slack tokens
+      "sk-ant-[A-Za-z0-9_-]{32,250}", // Anthropic
+      "sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}", // OpenAI
+      "AIza[0-9A-Za-z_-]{35}", // Google API key
+      "(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}", // Stripe secret / restricted
+      "glpat-[0-9A-Za-z_-]{20,64}", // GitLab PAT
+      "hf_[A-Za-z0-9]{30,40}", // Hugging Face
+      "npm_[A-Za-z0-9]{36}", // npm
+      "SG\\.[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{16,64}", // SendGrid
+      "eyJ[A-Za-z0-9_-]{8,2000}\\.eyJ[A-Za-z0-9_-]{8,4000}\\.[A-Za-z0-9_-]{8,2000}", // JWT
+      "-----BEGIN [A-Z ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s]{0,8192}-----END [A-Z ]{0,24}PRIVATE KEY-----", // PEM
+    ].join("|") +
+    ")(?![A-Za-z0-9_-])",
+  "g",
+);
+// AWS secret access keys have no prefix: 40 base64 characters, reported only next to a context word.
+const AWS_SECRET_RE = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
+const AWS_SECRET_CONTEXT_RE = /aws|secret|access.?key|credential/gi;
+const AWS_SECRET_SCORE = 0.1 + CONTEXT_BOOST;
+const KEY_CHAR_RE = /[A-Za-z0-9_-]/;
+const CONTEXT_RE = /\b(?:key|token|secret|api|apikey|password|credential|bearer|authorization)\b/i;
+
+const HAS_DIGIT = /\d/;
+const HAS_UPPER = /[A-Z]/;
+const HAS_LOWER = /[a-z]/;
+
+/** Cheap entropy check for prefix families whose bodies could be prose ("sk-learn-estimator-docs…"). */
+function looksRandom(body: string): boolean {
+  return HAS_DIGIT.test(body) && HAS_LOWER.test(body) && (HAS_UPPER.test(body) || body.length >= 32);
+}
+
+function keyScore(raw: string): number {
+  if (raw.startsWith("-----BEGIN")) return 1;
+  if (raw.startsWith("eyJ")) return 0.8;
+  if (raw.startsWith("sk-") && !raw.startsWith("sk-ant-")) {
+    const body = raw.replace(/^sk-(?:proj-|svcacct-|admin-)?/, "");
+    return looksRandom(body) ? 0.9 : 0;
+  }
+  if (raw.startsWith("xox")) return looksRandom(raw.slice(5)) ? 0.95 : 0;
+  if (raw.startsWith("AKIA") || raw.startsWith("ASIA") || raw.startsWith("ABIA") || raw.startsWith("ACCA")) {
+    return HAS_DIGIT.test(raw.slice(4)) ? 0.95 : 0;
+  }
+  return HAS_DIGIT.test(raw) || raw.length > 40 ? 0.95 : 0;
+}
+
+export const apiKeyRecognizer: Recognizer = {
+  entityType: "api_key",
+  scan(text: string, out: PiiFinding[]): void {
+    KEY_RE.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = KEY_RE.exec(text)) !== null) {
+      const start = m.index;
+      // Look-behind done by hand: a leading (?<!…) would defeat the regex engine's prefix scan.
+      if (start > 0 && KEY_CHAR_RE.test(text[start - 1]!)) continue;
+      const score = keyScore(m[0]);
+      if (score === 0) continue;
+      out.push({ entityType: "api_key", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });
+    }
+    scanAfterContext(text, AWS_SECRET_CONTEXT_RE, AWS_SECRET_RE, 40, (sm, start) => {
+      const raw = sm[0];
+      if (!HAS_DIGIT.test(raw) || !HAS_UPPER.test(raw) || !HAS_LOWER.test(raw)) return;
+      out.push({ entityType: "api_key", start, end: start + 40, score: AWS_SECRET_SCORE });
+    });
+  },
+};

@@ -1,0 +1,56 @@
+// Payment card numbers: grouped or contiguous 13–19 digits, issuer prefix check, then Luhn.
+
+import { boostWithContext } from "../context.js";
+import { luhnValid } from "../luhn.js";
+import type { PiiFinding, Recognizer } from "../types.js";
+
+// Grouped 4-4-4-4(-3), grouped 4-6-4/5 (Amex, Diners), or contiguous 13–19 digits.
+// The look-behinds keep us from starting inside a longer digit run ("1234 4111 …").
+const CARD_RE =
+  /(?<![\w-])(?<!\d[ -])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{13,19})(?![\w-])(?![ -]\d)/g;
+const CONTEXT_RE = /\b(?:credit|debit|card|cards|visa|master ?card|amex|american express|discover|jcb|diners|maestro|cc|ccn|pan|unionpay)\b/i;
+const NON_DIGIT_RE = /[ -]/g;
+
+/** Issuer identification: the leading digits and length must belong to a real card scheme. */
+export function plausibleIssuer(d: string): boolean {
+  const len = d.length;
+  const c0 = d.charCodeAt(0) - 48;
+  const two = c0 * 10 + (d.charCodeAt(1) - 48);
+  const four = Number(d.slice(0, 4));
+  switch (c0) {
+    case 4: // Visa
+      return len === 13 || len === 16 || len === 19;
+    case 5: // Mastercard 51–55; Maestro 50, 56–59
+      return two >= 51 && two <= 55 ? len === 16 : len >= 12 && len <= 19;
+    case 2: // Mastercard 2221–2720
+      return four >= 2221 && four <= 2720 && len === 16;
+    case 3:
+      if (two === 34 || two === 37) return len === 15; // Amex
+      if (two === 36 || two === 38 || two === 39 || (four >= 3000 && four <= 3059)) return len >= 14 && len <= 19; // Diners
+      if (four >= 3528 && four <= 3589) return len >= 16 && len <= 19; // JCB
+      return false;
+    case 6: // Discover, UnionPay, Maestro
+      return len >= 16 && len <= 19;
+    default:
+      return false;
+  }
+}
+
+export const creditCardRecognizer: Recognizer = {
+  entityType: "credit_card",
+  scan(text: string, out: PiiFinding[]): void {
+    CARD_RE.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = CARD_RE.exec(text)) !== null) {
+      const raw = m[0];
+      const grouped = m[1] !== undefined || m[2] !== undefined;
+      const digits = grouped ? raw.replace(NON_DIGIT_RE, "") : raw;
+      if (!plausibleIssuer(digits) || !luhnValid(digits)) continue;
+      if (/^(\d)\1+$/.test(digits)) continue;
+      const start = m.index;
+      // Grouped card-shaped numbers are strong; a bare digit run passing Luhn is weaker.
+      const base = grouped ? 0.9 : 0.6;
+      out.push({ entityType: "credit_card", start, end: start + raw.length, score: boostWithContext(text, start, base, CONTEXT_RE) });
+    }
+  },
+};

@@ -1,0 +1,50 @@
+// E-mail addresses: found from each "@", bounded local part and labels, then a plausible top-level domain.
+
+import { boostWithContext } from "../context.js";
+import { EMAIL_TLDS } from "../tlds.js";
+import type { PiiFinding, Recognizer } from "../types.js";
+
+// Matched sticky at the start of the local part found by walking back from an "@".
+const EMAIL_RE = /[A-Za-z0-9._%+-]{1,64}@((?:[A-Za-z0-9-]{1,63}\.){1,8})([A-Za-z]{2,24})(?![\w-]|\.[A-Za-z0-9])/y;
+const CONTEXT_RE = /\b(?:e-?mail|mail|contact|address|courriel|correo)\b/i;
+const MAX_LOCAL = 64;
+
+function isLocalChar(c: number): boolean {
+  return (
+    (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ||
+    c === 46 /* . */ || c === 95 /* _ */ || c === 37 /* % */ || c === 43 /* + */ || c === 45 /* - */
+  );
+}
+
+export const emailRecognizer: Recognizer = {
+  entityType: "email",
+  scan(text: string, out: PiiFinding[]): void {
+    let at = text.indexOf("@");
+    let minStart = 0; // never start inside a previous match
+    while (at !== -1) {
+      let start = at;
+      while (start > minStart && at - start < MAX_LOCAL + 1 && isLocalChar(text.charCodeAt(start - 1))) start--;
+      const runTooLong = start > 0 && isLocalChar(text.charCodeAt(start - 1));
+      let nextFrom = at + 1;
+      if (start < at && !runTooLong) {
+        EMAIL_RE.lastIndex = start;
+        const m = EMAIL_RE.exec(text);
+        if (m !== null) {
+          const raw = m[0];
+          const local = raw.slice(0, at - start);
+          const labels = m[1]!;
+          const ok =
+            !local.startsWith(".") && !local.endsWith(".") && !local.includes("..") &&
+            EMAIL_TLDS.has(m[2]!.toLowerCase()) &&
+            !labels.startsWith("-") && !labels.includes("-.") && !labels.includes(".-");
+          if (ok) {
+            out.push({ entityType: "email", start, end: start + raw.length, score: boostWithContext(text, start, 0.9, CONTEXT_RE) });
+            nextFrom = start + raw.length;
+            minStart = nextFrom;
+          }
+        }
+      }
+      at = text.indexOf("@", nextFrom);
+    }
+  },
+};

@@ -1,0 +1,72 @@
+// IPv4 (with optional CIDR) and IPv6 (full, compressed, IPv4-embedded) addresses.
+
+import { boostWithContext, hasContextBefore } from "../context.js";
+import { ipv6Valid } from "../ipv6-check.js";
+import type { PiiFinding, Recognizer } from "../types.js";
+
+const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+const IPV4_RE = new RegExp(`(?<![\\w.])(?:${OCTET}\\.){3}${OCTET}(?:\\/(?:3[0-2]|[12]?\\d))?(?![\\w]|\\.\\d)`, "g");
+// Every IPv6 text form has two colons with at most four hex digits between them: a cheap trigger.
+const IPV6_TRIGGER_RE = /::?[0-9A-Fa-f]{0,4}:/g;
+// Candidate IPv6 run, matched sticky at the trigger's token start: hex groups separated by colons,
+// optionally ending in dotted IPv4 and a prefix length.
+const IPV6_RE = /[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.\d{1,3}){0,3}(?:\/\d{1,3})?(?![\w:])/y;
+const HEX_CHAR_RE = /[0-9A-Fa-f]/;
+const TOKEN_CHAR_RE = /[\w:.]/;
+const CONTEXT_RE = /\b(?:ip|ipv4|ipv6|address|addr|host|server|subnet|gateway|dns|ping|ssh|client|from|connect(?:ed|ion)?)\b/i;
+// Words that make a dotted quad a version/build number rather than an address.
+const VERSION_RE = /(?:\b(?:version|versions|ver|release|build|firmware|fw|rev|revision|upgrade[ds]?|patch|sdk|oid|v)\b\.?[\s:=#]{0,3}$|[vV]$)/i;
+
+function hasEnoughHexContent(candidate: string): boolean {
+  // Reject "::" and C++/Rust-ish "ab::cd" unless the form is clearly an address (digits or 3+ groups).
+  if (candidate === "::") return false;
+  const groups = candidate.split(":").filter((g) => g !== "");
+  if (groups.length >= 3) return true;
+  return /\d/.test(candidate) && groups.length >= 1;
+}
+
+function scanIpv6(text: string, out: PiiFinding[]): void {
+  IPV6_TRIGGER_RE.lastIndex = 0;
+  let t: RegExpExecArray | null;
+  while ((t = IPV6_TRIGGER_RE.exec(text)) !== null) {
+    // Back up over the hex group before the first colon to the start of the token.
+    let start = t.index;
+    while (start > 0 && t.index - start < 4 && HEX_CHAR_RE.test(text[start - 1]!)) start--;
+    const next = t.index + 1;
+    if (start > 0 && TOKEN_CHAR_RE.test(text[start - 1]!)) {
+      IPV6_TRIGGER_RE.lastIndex = next;
+      continue;
+    }
+    IPV6_RE.lastIndex = start;
+    const m = IPV6_RE.exec(text);
+    if (m === null) {
+      IPV6_TRIGGER_RE.lastIndex = next;
+      continue;
+    }
+    const raw = m[0];
+    const slash = raw.indexOf("/");
+    const addr = slash === -1 ? raw : raw.slice(0, slash);
+    const valid = (slash === -1 || Number(raw.slice(slash + 1)) <= 128) && ipv6Valid(addr) && hasEnoughHexContent(addr);
+    if (valid) {
+      out.push({ entityType: "ip_address", start, end: start + raw.length, score: boostWithContext(text, start, 0.6, CONTEXT_RE) });
+    }
+    // Skip the rest of this colon run either way: nothing valid starts inside it.
+    IPV6_TRIGGER_RE.lastIndex = start + raw.length > next ? start + raw.length : next;
+  }
+}
+
+export const ipAddressRecognizer: Recognizer = {
+  entityType: "ip_address",
+  scan(text: string, out: PiiFinding[]): void {
+    if (text.indexOf(".") !== -1) {
+      IPV4_RE.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = IPV4_RE.exec(text)) !== null) {
+        const start = m.index;
+        if (hasContextBefore(text, start, VERSION_RE, 24) && !hasContextBefore(text, start, CONTEXT_RE)) continue;
+        out.push({ entityType: "ip_address", start, end: start + m[0].length, score: boostWithContext(text, start, 0.6, CONTEXT_RE) });
+      }
+    }
+    if (text.indexOf(":") !== -1) scanIpv6(text, out);
+  },
+};

@@ -1,0 +1,17 @@
+// priceFor(): the table price of a provider's model (exact, alias or documented pattern), or undefined.
+import { isProviderName } from "../providers/registry.js";
+import { matchEntry } from "./match-model.js";
+import { PRICE_TABLE } from "./price-table.js";
+import type { Price } from "./types.js";
+
+export function priceFor(provider: string, model: string): Price | undefined {
+  if (!isProviderName(provider)) return undefined;
+  const entry = matchEntry(provider, model);
+  if (!entry) return undefined;
+  const price: Price = { provider, model: entry.model, input: entry.input, output: entry.output, version: PRICE_TABLE.version };
+  if (entry.cachedInput !== undefined) price.cachedInput = entry.cachedInput;
+  if (entry.cacheWrite !== undefined) price.cacheWrite = entry.cacheWrite;
+  if (entry.cacheWriteLong !== undefined) price.cacheWriteLong = entry.cacheWriteLong;
+  if (entry.longContext) price.longContext = { ...entry.longContext };
+  return price;
+}

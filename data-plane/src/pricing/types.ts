@@ -1,0 +1,69 @@
+// Types of the price table and of a computed cost.
+import type { ProviderName } from "../providers/types.js";
+
+/** USD per 1,000,000 tokens. An absent optional rate falls back to `input`. */
+export interface PriceRates {
+  input: number;
+  output: number;
+  /** Prompt-cache reads. */
+  cachedInput?: number;
+  /** Prompt-cache writes (Anthropic: 5-minute TTL). */
+  cacheWrite?: number;
+  /** Anthropic 1-hour cache writes. */
+  cacheWriteLong?: number;
+}
+
+/** The rates that replace the base rates when a request's input tokens exceed aboveInputTokens. */
+export interface LongContextRates extends PriceRates {
+  aboveInputTokens: number;
+}
+
+/** One model's price as found by priceFor(). */
+export interface Price extends PriceRates {
+  provider: ProviderName;
+  /** Canonical table entry the requested name matched. */
+  model: string;
+  longContext?: LongContextRates;
+  /** Version of the price table the price comes from. */
+  version: string;
+}
+
+/** One entry of prices.json. */
+export interface PriceEntry extends PriceRates {
+  provider: ProviderName;
+  model: string;
+  aliases?: string[];
+  longContext?: LongContextRates;
+}
+
+export interface PriceTable {
+  version: string;
+  date: string;
+  currency: "USD";
+  unit: string;
+  source: Record<ProviderName, string>;
+  crossCheckedWith?: string;
+  notes?: string[];
+  matching?: string[];
+  models: PriceEntry[];
+}
+
+export interface CostBreakdown {
+  /** Cost of all input tokens (uncached + cached reads + cache writes), USD, rounded to 1e-10. */
+  inputCost: number;
+  outputCost: number;
+  /** Exact sum of input and output cost, rounded once to 1e-10. */
+  totalCost: number;
+  /** Part of inputCost spent on cached reads (informative). */
+  cachedInputCost: number;
+  /** Part of inputCost spent on cache writes (informative). */
+  cacheWriteCost: number;
+  /** Input/output rates applied (long-context rates when they applied); 0 when the price is missing. */
+  pricePerMillionInput: number;
+  pricePerMillionOutput: number;
+  /** True when the model is not in the table (all costs are 0). */
+  priceMissing: boolean;
+  /** True when long-context rates applied. */
+  longContext: boolean;
+  priceVersion: string;
+}

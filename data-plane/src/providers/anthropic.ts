@@ -1,0 +1,205 @@
+// Anthropic adapter: POST /v1/messages, x-api-key (or Bearer) auth, SSE with `event:` names
+// (message_start, content_block_*, message_delta, message_stop, ping, error).
+import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import type { JsonObject } from "./json.js";
+import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { SseParser } from "./sse-parser.js";
+import { joinGroups, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import type { TextSlot } from "./text-slots.js";
+import type {
+  ErrorEventOptions,
+  ProviderAdapter,
+  ResponseFacts,
+  StreamObserver,
+  ToolCallFact,
+  UpstreamTarget,
+  Usage,
+} from "./types.js";
+
+const TOOL_BLOCKS = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
+
+/** Text slots of a `system` value or a message `content`: a string, or text blocks (tool_result and text documents included). */
+function blockSlots(holder: JsonObject, key: string): TextSlot[] {
+  const value = holder[key];
+  if (typeof value === "string") return [slot(holder, key)];
+  const slots: TextSlot[] = [];
+  for (const block of asArray(value)) {
+    if (!isObject(block)) continue;
+    if (block.type === "text" && typeof block.text === "string") slots.push(slot(block, "text"));
+    else if (block.type === "tool_result") slots.push(...blockSlots(block, "content"));
+    else if (block.type === "document" && isObject(block.source) && block.source.type === "text" && typeof block.source.data === "string") {
+      slots.push(slot(block.source, "data"));
+    }
+  }
+  return slots;
+}
+
+function promptSlots(body: unknown): TextSlot[] {
+  if (!isObject(body)) return [];
+  const slots = blockSlots(body, "system");
+  for (const message of asArray(body.messages)) {
+    if (isObject(message)) slots.push(...blockSlots(message, "content"));
+  }
+  return slots;
+}
+
+/** One group per text block of the answer, in order. */
+function completionGroups(json: unknown): TextSlot[][] {
+  if (!isObject(json)) return [];
+  return asArray(json.content)
+    .filter(isObject)
+    .filter((b) => b.type === "text" && typeof b.text === "string")
+    .map((b) => [slot(b, "text")]);
+}
+
+/**
+ * input_tokens EXCLUDES cache reads and cache writes, so Usage.inputTokens = input_tokens +
+ * cache_read_input_tokens + cache_creation_input_tokens. 1-hour cache writes are reported in
+ * usage.cache_creation.ephemeral_1h_input_tokens.
+ */
+function anthropicUsage(raw: JsonObject): Usage {
+  const read = asCount(raw.cache_read_input_tokens);
+  const write = asCount(raw.cache_creation_input_tokens);
+  const usage: Usage = {
+    inputTokens: asCount(raw.input_tokens) + read + write,
+    outputTokens: asCount(raw.output_tokens),
+    cachedInputTokens: read,
+    cacheWriteTokens: write,
+  };
+  const longWrites = isObject(raw.cache_creation) ? asCount(raw.cache_creation.ephemeral_1h_input_tokens) : 0;
+  if (longWrites > 0) usage.cacheWriteLongTokens = longWrites;
+  return usage;
+}
+
+function toolFact(block: JsonObject): ToolCallFact | undefined {
+  if (!TOOL_BLOCKS.has(String(block.type))) return undefined;
+  const name = asString(block.name);
+  if (name === undefined) return undefined;
+  const id = asString(block.id);
+  return id === undefined ? { name } : { name, id };
+}
+
+function errorMessageOf(json: unknown): string | undefined {
+  if (!isObject(json)) return undefined;
+  if (json.type === "error" || isObject(json.error)) {
+    const error = isObject(json.error) ? json.error : {};
+    return asString(error.message) ?? JSON.stringify(json.error ?? json);
+  }
+  return undefined;
+}
+
+function parseResponse(json: unknown): ResponseFacts {
+  const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
+  if (!isObject(json)) return facts;
+  for (const block of asArray(json.content)) {
+    const fact = isObject(block) ? toolFact(block) : undefined;
+    if (fact) facts.toolCalls.push(fact);
+  }
+  if (isObject(json.usage)) facts.usage = anthropicUsage(json.usage);
+  const model = asString(json.model);
+  if (model !== undefined) facts.model = model;
+  const stop = asString(json.stop_reason);
+  if (stop !== undefined) facts.finishReason = stop;
+  const error = errorMessageOf(json);
+  if (error !== undefined) facts.errorMessage = error;
+  return facts;
+}
+
+function resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null {
+  const p = normalizeSubPath(subPath);
+  if (p !== SPEC_PATH && p !== "/v1/messages") return null;
+  const model = isObject(body) ? (asString(body.model) ?? "") : "";
+  const stream = isObject(body) && body.stream === true;
+  return { path: `/v1/messages${normalizeSearch(search)}`, model, stream };
+}
+
+class AnthropicObserver implements StreamObserver {
+  private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
+  private readonly texts = new Map<number, string>();
+  private readonly tools = new Map<number, ToolCallFact>();
+  private usageRaw: JsonObject | undefined;
+  private model: string | undefined;
+  private finishReason: string | undefined;
+  private errorMessage: string | undefined;
+
+  push(chunk: Uint8Array): void {
+    this.parser.push(chunk);
+  }
+
+  end(): ResponseFacts {
+    this.parser.end();
+    const order = (m: Map<number, unknown>) => [...m.keys()].sort((a, b) => a - b);
+    const facts: ResponseFacts = {
+      completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
+      toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
+    };
+    if (this.usageRaw) facts.usage = anthropicUsage(this.usageRaw);
+    if (this.model !== undefined) facts.model = this.model;
+    if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
+    if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    return facts;
+  }
+
+  private onEvent(name: string, data: string): void {
+    const payload = tryParseJson(data);
+    if (!isObject(payload)) return;
+    const type = asString(payload.type) ?? name;
+    const index = hasNumber(payload.index) ? payload.index : 0;
+    switch (type) {
+      case "message_start": {
+        const message = isObject(payload.message) ? payload.message : {};
+        this.model = asString(message.model) ?? this.model;
+        if (isObject(message.usage)) this.usageRaw = { ...message.usage };
+        break;
+      }
+      case "content_block_start": {
+        const block = isObject(payload.content_block) ? payload.content_block : {};
+        if (block.type === "text") this.texts.set(index, asString(block.text) ?? "");
+        const fact = toolFact(block);
+        if (fact) this.tools.set(index, fact);
+        break;
+      }
+      case "content_block_delta": {
+        const delta = isObject(payload.delta) ? payload.delta : {};
+        if (delta.type === "text_delta" && typeof delta.text === "string") {
+          this.texts.set(index, (this.texts.get(index) ?? "") + delta.text);
+        }
+        break;
+      }
+      case "message_delta": {
+        const delta = isObject(payload.delta) ? payload.delta : {};
+        this.finishReason = asString(delta.stop_reason) ?? this.finishReason;
+        // message_delta usage is cumulative: its fields replace those of message_start.
+        if (isObject(payload.usage)) {
+          const merged: JsonObject = { ...(this.usageRaw ?? {}) };
+          for (const [k, v] of Object.entries(payload.usage)) if (v !== null && v !== undefined) merged[k] = v;
+          this.usageRaw = merged;
+        }
+        break;
+      }
+      case "error": {
+        this.errorMessage = errorMessageOf(payload) ?? data;
+        break;
+      }
+      default:
+        break; // ping, message_stop, content_block_stop, unknown future events
+    }
+  }
+}
+
+export const anthropicAdapter: ProviderAdapter = {
+  name: "anthropic",
+  defaultBaseUrl: "https://api.anthropic.com",
+  authHeaders: ["x-api-key", "authorization"],
+  resolve,
+  promptParts: (body) => readSlots(body, promptSlots),
+  promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
+  mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
+  parseResponse,
+  mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
+  streamObserver: () => new AnthropicObserver(),
+  errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
+    const payload = { type: "error", error: { type: code, message, ...(options?.details ?? {}) } };
+    return `event: error\ndata: ${JSON.stringify(payload)}\n\n`;
+  },
+};

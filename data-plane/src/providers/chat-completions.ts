@@ -1,0 +1,240 @@
+// Shared logic for the OpenAI-style chat-completions wire format (OpenAI and Mistral):
+// messages → prompt slots, choices → completion groups, usage, tool calls, and the SSE observer.
+import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import type { JsonObject } from "./json.js";
+import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { SseParser } from "./sse-parser.js";
+import { joinGroups, slot } from "./text-slots.js";
+import type { TextSlot } from "./text-slots.js";
+import type { ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
+
+const SYSTEM_ROLES = new Set(["system", "developer"]);
+
+/** Text slots of one message's content: a string, or the `text` of each {type:"text"} part. */
+function contentSlots(holder: JsonObject, key: string): TextSlot[] {
+  const content = holder[key];
+  if (typeof content === "string") return [slot(holder, key)];
+  const slots: TextSlot[] = [];
+  for (const part of asArray(content)) {
+    if (isObject(part) && part.type === "text" && typeof part.text === "string") slots.push(slot(part, "text"));
+  }
+  return slots;
+}
+
+/** Input slots: system/developer messages first, then the others, each in request order. */
+export function chatPromptSlots(body: unknown): TextSlot[] {
+  if (!isObject(body)) return [];
+  const messages = asArray(body.messages).filter(isObject);
+  const system = messages.filter((m) => SYSTEM_ROLES.has(String(m.role)));
+  const rest = messages.filter((m) => !SYSTEM_ROLES.has(String(m.role)));
+  return [...system, ...rest].flatMap((m) => contentSlots(m, "content"));
+}
+
+function sortedChoices(json: unknown): JsonObject[] {
+  if (!isObject(json)) return [];
+  return asArray(json.choices)
+    .filter(isObject)
+    .map((c, i) => ({ c, i: hasNumber(c.index) ? c.index : i }))
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.c);
+}
+
+/**
+ * Output groups: for each choice (by index) its content (string or text chunks, concatenated), then its
+ * refusal. Thinking chunks (Mistral reasoning models) are not output text.
+ */
+export function chatCompletionGroups(json: unknown): TextSlot[][] {
+  const groups: TextSlot[][] = [];
+  for (const choice of sortedChoices(json)) {
+    const message = choice.message;
+    if (!isObject(message)) continue;
+    groups.push(contentSlots(message, "content"));
+    if (typeof message.refusal === "string") groups.push([slot(message, "refusal")]);
+  }
+  return groups;
+}
+
+export function chatUsage(raw: unknown): Usage | undefined {
+  if (!isObject(raw)) return undefined;
+  const details = isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
+  return {
+    inputTokens: asCount(raw.prompt_tokens),
+    outputTokens: asCount(raw.completion_tokens),
+    cachedInputTokens: asCount(details.cached_tokens),
+    cacheWriteTokens: asCount(details.cache_write_tokens),
+  };
+}
+
+function toolName(call: JsonObject): string | undefined {
+  if (isObject(call.function)) return asString(call.function.name);
+  if (isObject(call.custom)) return asString(call.custom.name);
+  return undefined;
+}
+
+export function chatToolCalls(json: unknown): ToolCallFact[] {
+  const calls: ToolCallFact[] = [];
+  for (const choice of sortedChoices(json)) {
+    const message = choice.message;
+    if (!isObject(message)) continue;
+    for (const call of asArray(message.tool_calls).filter(isObject)) {
+      const name = toolName(call);
+      if (name === undefined) continue;
+      const id = asString(call.id);
+      calls.push(id === undefined ? { name } : { name, id });
+    }
+    if (isObject(message.function_call)) {
+      const name = asString(message.function_call.name);
+      if (name !== undefined) calls.push({ name });
+    }
+  }
+  return calls;
+}
+
+/** Error message of an OpenAI-style ({error:{message}}) or Mistral-style ({object:"error",message} / {message} / {detail}) body. */
+export function chatErrorMessage(json: unknown): string | undefined {
+  if (!isObject(json)) return undefined;
+  if (isObject(json.error)) return asString(json.error.message) ?? JSON.stringify(json.error);
+  if (typeof json.error === "string") return json.error;
+  if (json.choices !== undefined) return undefined;
+  if (json.object === "error" || json.message !== undefined) {
+    const m = json.message;
+    return typeof m === "string" ? m : JSON.stringify(m);
+  }
+  if (json.detail !== undefined) return typeof json.detail === "string" ? json.detail : JSON.stringify(json.detail);
+  return undefined;
+}
+
+export function parseChatResponse(json: unknown): ResponseFacts {
+  const errorMessage = chatErrorMessage(json);
+  const facts: ResponseFacts = {
+    completionText: joinGroups(chatCompletionGroups(json).map((g) => g.map((s) => s.get()))),
+    toolCalls: chatToolCalls(json),
+  };
+  if (isObject(json)) {
+    const usage = chatUsage(json.usage);
+    if (usage) facts.usage = usage;
+    const model = asString(json.model);
+    if (model !== undefined) facts.model = model;
+    const finish = sortedChoices(json)
+      .map((c) => asString(c.finish_reason))
+      .find((f) => f !== undefined);
+    if (finish !== undefined) facts.finishReason = finish;
+  }
+  if (errorMessage !== undefined) facts.errorMessage = errorMessage;
+  return facts;
+}
+
+/** resolve() for providers whose chat endpoint is /v1/chat/completions with model/stream in the body. */
+export function resolveChatCompletions(subPath: string, search: string, body: unknown): UpstreamTarget | null {
+  const p = normalizeSubPath(subPath);
+  if (p !== SPEC_PATH && p !== "/v1/chat/completions") return null;
+  const model = isObject(body) ? (asString(body.model) ?? "") : "";
+  const stream = isObject(body) && body.stream === true;
+  return { path: `/v1/chat/completions${normalizeSearch(search)}`, model, stream };
+}
+
+interface ToolSlot {
+  choice: number;
+  index: number;
+  order: number;
+  name?: string;
+  id?: string;
+}
+
+/** Text accumulated from a delta's content (string or text chunks). */
+function deltaText(content: unknown): string {
+  if (typeof content === "string") return content;
+  let out = "";
+  for (const part of asArray(content)) {
+    if (isObject(part) && part.type === "text" && typeof part.text === "string") out += part.text;
+  }
+  return out;
+}
+
+/** Observer for chat-completion chunks (`data: {…}` events, `data: [DONE]`). */
+export class ChatCompletionsObserver implements StreamObserver {
+  private readonly parser: SseParser;
+  private readonly contents = new Map<number, string>();
+  private readonly refusals = new Map<number, string>();
+  private readonly tools: ToolSlot[] = [];
+  private usage: Usage | undefined;
+  private model: string | undefined;
+  private finishReason: string | undefined;
+  private errorMessage: string | undefined;
+
+  constructor() {
+    this.parser = new SseParser({ onEvent: (e) => this.onData(e.data) });
+  }
+
+  push(chunk: Uint8Array): void {
+    this.parser.push(chunk);
+  }
+
+  end(): ResponseFacts {
+    this.parser.end();
+    const indices = [...new Set([...this.contents.keys(), ...this.refusals.keys()])].sort((a, b) => a - b);
+    const groups: string[][] = [];
+    for (const i of indices) {
+      groups.push([this.contents.get(i) ?? ""]);
+      groups.push([this.refusals.get(i) ?? ""]);
+    }
+    const toolCalls = [...this.tools]
+      .filter((t) => t.name !== undefined)
+      .sort((a, b) => a.choice - b.choice || a.order - b.order)
+      .map((t) => (t.id === undefined ? { name: t.name as string } : { name: t.name as string, id: t.id }));
+    const facts: ResponseFacts = { completionText: joinGroups(groups), toolCalls };
+    if (this.usage) facts.usage = this.usage;
+    if (this.model !== undefined) facts.model = this.model;
+    if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
+    if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    return facts;
+  }
+
+  private onData(data: string): void {
+    if (data.trim() === "[DONE]") return;
+    const chunk = tryParseJson(data);
+    if (!isObject(chunk)) return;
+    const error = chatErrorMessage(chunk);
+    if (error !== undefined && chunk.choices === undefined) {
+      this.errorMessage = error;
+      return;
+    }
+    const model = asString(chunk.model);
+    if (model !== undefined) this.model = model;
+    const usage = chatUsage(chunk.usage);
+    if (usage) this.usage = usage;
+    asArray(chunk.choices).forEach((raw, position) => {
+      if (!isObject(raw)) return;
+      const choice = hasNumber(raw.index) ? raw.index : position;
+      const finish = asString(raw.finish_reason);
+      if (finish !== undefined) this.finishReason = finish;
+      const delta = raw.delta;
+      if (!isObject(delta)) return;
+      const text = deltaText(delta.content);
+      if (text) this.contents.set(choice, (this.contents.get(choice) ?? "") + text);
+      else if (!this.contents.has(choice)) this.contents.set(choice, "");
+      if (typeof delta.refusal === "string" && delta.refusal) {
+        this.refusals.set(choice, (this.refusals.get(choice) ?? "") + delta.refusal);
+      }
+      asArray(delta.tool_calls).forEach((call, pos) => {
+        if (isObject(call)) this.onToolDelta(choice, call, pos);
+      });
+      if (isObject(delta.function_call)) this.onToolDelta(choice, { function: delta.function_call, index: -1 }, 0);
+    });
+  }
+
+  private onToolDelta(choice: number, call: JsonObject, position: number): void {
+    const index = hasNumber(call.index) ? call.index : position;
+    const id = asString(call.id);
+    const name = toolName(call);
+    let entry = this.tools.find(
+      (t) => t.choice === choice && t.index === index && (id === undefined || t.id === undefined || t.id === id),
+    );
+    if (entry === undefined || (id !== undefined && entry.id !== undefined && entry.id !== id)) {
+      entry = { choice, index, order: this.tools.length };
+      this.tools.push(entry);
+    }
+    if (id !== undefined && entry.id === undefined) entry.id = id;
+    if (name !== undefined && name !== "" && entry.name === undefined) entry.name = name;
+  }
+}

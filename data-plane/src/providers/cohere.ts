@@ -1,0 +1,170 @@
+// Cohere adapter (API v2): POST /v2/chat, Bearer auth, SSE events message-start, content-start/delta/end,
+// tool-plan-delta, tool-call-start/delta/end, message-end (usage, finish_reason, error).
+import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import type { JsonObject } from "./json.js";
+import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { SseParser } from "./sse-parser.js";
+import { joinGroups, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import type { TextSlot } from "./text-slots.js";
+import type {
+  ErrorEventOptions,
+  ProviderAdapter,
+  ResponseFacts,
+  StreamObserver,
+  ToolCallFact,
+  UpstreamTarget,
+  Usage,
+} from "./types.js";
+
+function contentSlots(holder: JsonObject, key: string): TextSlot[] {
+  const content = holder[key];
+  if (typeof content === "string") return [slot(holder, key)];
+  return asArray(content)
+    .filter(isObject)
+    .filter((part) => part.type === "text" && typeof part.text === "string")
+    .map((part) => slot(part, "text"));
+}
+
+/** System messages first, then the others in order (string content or {type:"text"} items). */
+function promptSlots(body: unknown): TextSlot[] {
+  if (!isObject(body)) return [];
+  const messages = asArray(body.messages).filter(isObject);
+  const system = messages.filter((m) => m.role === "system");
+  const rest = messages.filter((m) => m.role !== "system");
+  return [...system, ...rest].flatMap((m) => contentSlots(m, "content"));
+}
+
+/** One group per text item of message.content (tool_plan is not counted as output text). */
+function completionGroups(json: unknown): TextSlot[][] {
+  if (!isObject(json) || !isObject(json.message)) return [];
+  return contentSlots(json.message, "content").map((s) => [s]);
+}
+
+/**
+ * Cohere reports billed_units (what is charged) and tokens (raw, including Cohere's own system
+ * preamble). Usage uses billed_units, falling back to tokens; cached_tokens is the prompt-cache hit count.
+ */
+function cohereUsage(raw: JsonObject): Usage {
+  const billed = isObject(raw.billed_units) ? raw.billed_units : undefined;
+  const tokens = isObject(raw.tokens) ? raw.tokens : {};
+  const pick = (key: string) => (billed && billed[key] !== undefined ? asCount(billed[key]) : asCount(tokens[key]));
+  return {
+    inputTokens: pick("input_tokens"),
+    outputTokens: pick("output_tokens"),
+    cachedInputTokens: asCount(raw.cached_tokens),
+    cacheWriteTokens: 0,
+  };
+}
+
+function toolFact(call: unknown): ToolCallFact | undefined {
+  if (!isObject(call) || !isObject(call.function)) return undefined;
+  const name = asString(call.function.name);
+  if (name === undefined || name === "") return undefined;
+  const id = asString(call.id);
+  return id === undefined ? { name } : { name, id };
+}
+
+function parseResponse(json: unknown): ResponseFacts {
+  const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
+  if (!isObject(json)) return facts;
+  if (isObject(json.message)) {
+    for (const call of asArray(json.message.tool_calls)) {
+      const fact = toolFact(call);
+      if (fact) facts.toolCalls.push(fact);
+    }
+  } else if (typeof json.message === "string") {
+    facts.errorMessage = json.message; // error bodies are {id, message}
+  }
+  if (isObject(json.usage)) facts.usage = cohereUsage(json.usage);
+  const finish = asString(json.finish_reason);
+  if (finish !== undefined) facts.finishReason = finish;
+  return facts;
+}
+
+function resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null {
+  const p = normalizeSubPath(subPath);
+  if (p !== SPEC_PATH && p !== "/v2/chat") return null;
+  const model = isObject(body) ? (asString(body.model) ?? "") : "";
+  const stream = isObject(body) && body.stream === true;
+  return { path: `/v2/chat${normalizeSearch(search)}`, model, stream };
+}
+
+function deltaMessage(payload: JsonObject): JsonObject {
+  const delta = isObject(payload.delta) ? payload.delta : {};
+  return isObject(delta.message) ? delta.message : {};
+}
+
+class CohereObserver implements StreamObserver {
+  private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
+  private readonly texts = new Map<number, string>();
+  private readonly tools = new Map<number, ToolCallFact>();
+  private usage: Usage | undefined;
+  private finishReason: string | undefined;
+  private errorMessage: string | undefined;
+
+  push(chunk: Uint8Array): void {
+    this.parser.push(chunk);
+  }
+
+  end(): ResponseFacts {
+    this.parser.end();
+    const order = (m: Map<number, unknown>) => [...m.keys()].sort((a, b) => a - b);
+    const facts: ResponseFacts = {
+      completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
+      toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
+    };
+    if (this.usage) facts.usage = this.usage;
+    if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
+    if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    return facts;
+  }
+
+  private onEvent(name: string, data: string): void {
+    const payload = tryParseJson(data);
+    if (!isObject(payload)) return;
+    const type = asString(payload.type) ?? name;
+    const index = hasNumber(payload.index) ? payload.index : 0;
+    switch (type) {
+      case "content-start":
+      case "content-delta": {
+        const content = deltaMessage(payload).content;
+        const text = isObject(content) ? asString(content.text) : undefined;
+        this.texts.set(index, (this.texts.get(index) ?? "") + (text ?? ""));
+        break;
+      }
+      case "tool-call-start": {
+        const fact = toolFact(deltaMessage(payload).tool_calls);
+        if (fact) this.tools.set(index, fact);
+        break;
+      }
+      case "message-end": {
+        const delta = isObject(payload.delta) ? payload.delta : {};
+        this.finishReason = asString(delta.finish_reason) ?? this.finishReason;
+        if (isObject(delta.usage)) this.usage = cohereUsage(delta.usage);
+        const error = asString(delta.error);
+        if (error !== undefined && error !== "") this.errorMessage = error;
+        break;
+      }
+      default:
+        break; // message-start, content-end, tool-plan-delta, tool-call-delta/end, citation-*, debug
+    }
+  }
+}
+
+export const cohereAdapter: ProviderAdapter = {
+  name: "cohere",
+  defaultBaseUrl: "https://api.cohere.com",
+  authHeaders: ["authorization"],
+  resolve,
+  promptParts: (body) => readSlots(body, promptSlots),
+  promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
+  mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
+  parseResponse,
+  mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
+  streamObserver: () => new CohereObserver(),
+  errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
+    // Cohere v2 has no error event: a stream that fails ends with message-end, finish_reason ERROR and delta.error.
+    const delta = { finish_reason: "ERROR", error: message, error_code: code, ...(options?.details ?? {}) };
+    return `event: message-end\ndata: ${JSON.stringify({ type: "message-end", delta })}\n\n`;
+  },
+};

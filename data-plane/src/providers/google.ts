@@ -1,0 +1,268 @@
+// Google Gemini adapter: POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse,
+// x-goog-api-key auth; the spec path takes `model`/`stream` from the body and removes them before forwarding.
+import { ProviderRequestError } from "./errors.js";
+import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import type { JsonObject } from "./json.js";
+import { JsonArrayStream } from "./json-array-stream.js";
+import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { SseParser } from "./sse-parser.js";
+import { joinGroups, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import type { TextSlot } from "./text-slots.js";
+import type {
+  ErrorEventOptions,
+  ProviderAdapter,
+  ResponseFacts,
+  StreamObserver,
+  ToolCallFact,
+  UpstreamTarget,
+  Usage,
+} from "./types.js";
+
+const NATIVE_PATH = /^\/(v1|v1beta|v1alpha)\/(models|tunedModels)\/([^/:]+):(generateContent|streamGenerateContent)$/;
+
+const STATUS_NAMES: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  409: "ABORTED",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  501: "NOT_IMPLEMENTED",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+
+/** "models/gemini-2.5-flash" → "gemini-2.5-flash". */
+export function stripModelsPrefix(model: string): string {
+  return model.startsWith("models/") ? model.slice("models/".length) : model;
+}
+
+function resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null {
+  const p = normalizeSubPath(subPath);
+  if (p === SPEC_PATH) {
+    const model = isObject(body) ? asString(body.model) : undefined;
+    if (model === undefined || stripModelsPrefix(model) === "") {
+      throw new ProviderRequestError("missing_model", "google: the request body must name a model in `model`");
+    }
+    const name = stripModelsPrefix(model);
+    const stream = isObject(body) && body.stream === true;
+    const forwarded: JsonObject = { ...(body as JsonObject) };
+    delete forwarded.model;
+    delete forwarded.stream;
+    const params = new URLSearchParams(normalizeSearch(search));
+    if (stream) params.set("alt", "sse");
+    const query = params.toString();
+    const action = stream ? "streamGenerateContent" : "generateContent";
+    return {
+      path: `/v1beta/models/${encodeURIComponent(name)}:${action}${query ? `?${query}` : ""}`,
+      model: name,
+      stream,
+      body: forwarded,
+    };
+  }
+  const match = NATIVE_PATH.exec(p);
+  if (!match) return null;
+  const rawModel = match[3] ?? "";
+  let model = rawModel;
+  try {
+    model = decodeURIComponent(rawModel);
+  } catch {
+    model = rawModel;
+  }
+  return { path: `${p}${normalizeSearch(search)}`, model, stream: match[4] === "streamGenerateContent" };
+}
+
+/** Text parts of a Content ({parts:[{text}]}); a bare string is accepted as well. */
+function contentSlots(holder: JsonObject, key: string): TextSlot[] {
+  const content = holder[key];
+  if (typeof content === "string") return [slot(holder, key)];
+  if (!isObject(content)) return [];
+  return asArray(content.parts)
+    .filter(isObject)
+    .filter((part) => typeof part.text === "string")
+    .map((part) => slot(part, "text"));
+}
+
+function promptSlots(body: unknown): TextSlot[] {
+  if (!isObject(body)) return [];
+  const systemKey = body.systemInstruction !== undefined ? "systemInstruction" : "system_instruction";
+  const slots = contentSlots(body, systemKey);
+  const contents = Array.isArray(body.contents) ? body.contents : isObject(body.contents) ? [body.contents] : [];
+  contents.forEach((_, i) => {
+    slots.push(...contentSlots(contents as unknown as JsonObject, String(i)));
+  });
+  return slots;
+}
+
+function sortedCandidates(json: unknown): JsonObject[] {
+  if (!isObject(json)) return [];
+  return asArray(json.candidates)
+    .filter(isObject)
+    .map((c, i) => ({ c, i: hasNumber(c.index) ? c.index : i }))
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.c);
+}
+
+/** One group per candidate: its non-thought text parts, concatenated. */
+function completionGroups(json: unknown): TextSlot[][] {
+  return sortedCandidates(json).map((candidate) => {
+    const content = isObject(candidate.content) ? candidate.content : {};
+    return asArray(content.parts)
+      .filter(isObject)
+      .filter((part) => typeof part.text === "string" && part.thought !== true)
+      .map((part) => slot(part, "text"));
+  });
+}
+
+/**
+ * promptTokenCount INCLUDES cachedContentTokenCount; toolUsePromptTokenCount (tool results fed back
+ * by the API) is billed as input; thoughtsTokenCount is billed as output next to candidatesTokenCount.
+ */
+function googleUsage(raw: JsonObject): Usage {
+  return {
+    inputTokens: asCount(raw.promptTokenCount) + asCount(raw.toolUsePromptTokenCount),
+    outputTokens: asCount(raw.candidatesTokenCount) + asCount(raw.thoughtsTokenCount),
+    cachedInputTokens: asCount(raw.cachedContentTokenCount),
+    cacheWriteTokens: 0,
+  };
+}
+
+function errorMessageOf(json: unknown): string | undefined {
+  if (!isObject(json) || json.error === undefined) return undefined;
+  return isObject(json.error) ? (asString(json.error.message) ?? JSON.stringify(json.error)) : String(json.error);
+}
+
+function functionCalls(candidate: JsonObject): ToolCallFact[] {
+  const content = isObject(candidate.content) ? candidate.content : {};
+  const calls: ToolCallFact[] = [];
+  for (const part of asArray(content.parts)) {
+    if (!isObject(part) || !isObject(part.functionCall)) continue;
+    const name = asString(part.functionCall.name);
+    if (name === undefined) continue;
+    const id = asString(part.functionCall.id);
+    calls.push(id === undefined ? { name } : { name, id });
+  }
+  return calls;
+}
+
+/** Facts of one GenerateContentResponse object. */
+function parseOne(json: unknown): ResponseFacts {
+  const facts: ResponseFacts = {
+    completionText: readGroups(json, completionGroups),
+    toolCalls: sortedCandidates(json).flatMap(functionCalls),
+  };
+  if (!isObject(json)) return facts;
+  if (isObject(json.usageMetadata)) facts.usage = googleUsage(json.usageMetadata);
+  const model = asString(json.modelVersion);
+  if (model !== undefined) facts.model = model;
+  const finish = sortedCandidates(json)
+    .map((c) => asString(c.finishReason))
+    .find((f) => f !== undefined);
+  if (finish !== undefined) facts.finishReason = finish;
+  const error = errorMessageOf(json);
+  if (error !== undefined) facts.errorMessage = error;
+  return facts;
+}
+
+/** Accumulates streamed GenerateContentResponse chunks (SSE `data:` or JSON-array elements). */
+class GoogleObserver implements StreamObserver {
+  private mode: "unknown" | "sse" | "array" = "unknown";
+  private readonly sse = new SseParser({ onEvent: (e) => this.onChunk(e.data) });
+  private readonly array = new JsonArrayStream((text) => this.onChunk(text));
+  private readonly texts = new Map<number, string>();
+  private readonly tools: ToolCallFact[] = [];
+  private usage: Usage | undefined;
+  private model: string | undefined;
+  private finishReason: string | undefined;
+  private errorMessage: string | undefined;
+
+  push(chunk: Uint8Array): void {
+    if (this.mode === "unknown") {
+      const first = chunk.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
+      if (first === undefined) {
+        this.sse.push(chunk);
+        return;
+      }
+      this.mode = first === 0x5b /* [ */ ? "array" : "sse";
+    }
+    if (this.mode === "array") this.array.push(chunk);
+    else this.sse.push(chunk);
+  }
+
+  end(): ResponseFacts {
+    if (this.mode === "array") this.array.end();
+    else this.sse.end();
+    const indices = [...this.texts.keys()].sort((a, b) => a - b);
+    const facts: ResponseFacts = {
+      completionText: joinGroups(indices.map((i) => [this.texts.get(i) ?? ""])),
+      toolCalls: this.tools,
+    };
+    if (this.usage) facts.usage = this.usage;
+    if (this.model !== undefined) facts.model = this.model;
+    if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
+    if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    return facts;
+  }
+
+  private onChunk(text: string): void {
+    const json = tryParseJson(text);
+    if (!isObject(json)) return;
+    const error = errorMessageOf(json);
+    if (error !== undefined) {
+      this.errorMessage = error;
+      return;
+    }
+    // usageMetadata is cumulative: the last chunk's counts are the totals.
+    if (isObject(json.usageMetadata)) this.usage = googleUsage(json.usageMetadata);
+    this.model = asString(json.modelVersion) ?? this.model;
+    asArray(json.candidates).forEach((raw, position) => {
+      if (!isObject(raw)) return;
+      const index = hasNumber(raw.index) ? raw.index : position;
+      const content = isObject(raw.content) ? raw.content : {};
+      let text = this.texts.get(index) ?? "";
+      for (const part of asArray(content.parts)) {
+        if (isObject(part) && typeof part.text === "string" && part.thought !== true) text += part.text;
+      }
+      this.texts.set(index, text);
+      this.tools.push(...functionCalls(raw));
+      this.finishReason = asString(raw.finishReason) ?? this.finishReason;
+    });
+  }
+}
+
+function parseResponse(json: unknown): ResponseFacts {
+  if (!Array.isArray(json)) return parseOne(json);
+  // a buffered streamGenerateContent answer (JSON array of chunks)
+  const observer = new GoogleObserver();
+  observer.push(new TextEncoder().encode(JSON.stringify(json)));
+  return observer.end();
+}
+
+export const googleAdapter: ProviderAdapter = {
+  name: "google",
+  defaultBaseUrl: "https://generativelanguage.googleapis.com",
+  authHeaders: ["x-goog-api-key", "authorization"],
+  resolve,
+  promptParts: (body) => readSlots(body, promptSlots),
+  promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
+  mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
+  parseResponse,
+  mapCompletionText: (json, fn) =>
+    Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(completionGroups), fn) : mapGroups(json, completionGroups, fn),
+  streamObserver: () => new GoogleObserver(),
+  errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
+    const status = options?.status ?? 403;
+    const metadata: Record<string, string> = {};
+    for (const [k, v] of Object.entries(options?.details ?? {})) metadata[k] = typeof v === "string" ? v : JSON.stringify(v);
+    const error = {
+      code: status,
+      message,
+      status: STATUS_NAMES[status] ?? "UNKNOWN",
+      details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: code, domain: "agentgov", metadata }],
+    };
+    // The genai SDK throws ApiError for a chunk whose `error.code` is a 4xx/5xx number.
+    return `data: ${JSON.stringify({ error })}\r\n\r\n`;
+  },
+};

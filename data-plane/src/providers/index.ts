@@ -1,0 +1,22 @@
+// Public API of the provider layer: adapters for the five providers, the SSE parser and the token estimator.
+export type {
+  ErrorEventOptions,
+  ProviderAdapter,
+  ProviderName,
+  ResponseFacts,
+  StreamObserver,
+  ToolCallFact,
+  UpstreamTarget,
+  Usage,
+} from "./types.js";
+export { PROVIDERS, getProvider, isProviderName } from "./registry.js";
+export { SseParser, parseSse } from "./sse-parser.js";
+export type { SseEvent, SseHandlers } from "./sse-parser.js";
+export { estimateTokens } from "./estimate-tokens.js";
+export { ProviderRequestError } from "./errors.js";
+export type { ProviderErrorCode } from "./errors.js";
+export { openaiAdapter } from "./openai.js";
+export { anthropicAdapter } from "./anthropic.js";
+export { googleAdapter, stripModelsPrefix } from "./google.js";
+export { mistralAdapter } from "./mistral.js";
+export { cohereAdapter } from "./cohere.js";

@@ -1,0 +1,33 @@
+// Mistral adapter: POST /v1/chat/completions (OpenAI-like), Bearer auth; streams always end with a chunk carrying usage, then `data: [DONE]`.
+import {
+  ChatCompletionsObserver,
+  chatCompletionGroups,
+  chatPromptSlots,
+  parseChatResponse,
+  resolveChatCompletions,
+} from "./chat-completions.js";
+import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
+import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
+
+/**
+ * Usage: prompt_tokens (total input), completion_tokens; prompt_tokens_details.cached_tokens when
+ * present. Message content may be a string or an array of chunks; only {type:"text"} chunks are text
+ * (thinking chunks of reasoning models are not). Tool calls arrive whole in one delta.
+ */
+export const mistralAdapter: ProviderAdapter = {
+  name: "mistral",
+  defaultBaseUrl: "https://api.mistral.ai",
+  authHeaders: ["authorization"],
+  resolve: resolveChatCompletions,
+  promptParts: (body) => readSlots(body, chatPromptSlots),
+  promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
+  mapPromptText: (body, fn) => mapSlots(body, chatPromptSlots, fn),
+  parseResponse: parseChatResponse,
+  mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
+  streamObserver: () => new ChatCompletionsObserver(),
+  errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
+    // Mistral's own error object shape; the SDK's stream parser rejects it (no chunk id) and surfaces an error.
+    const error = { object: "error", message, type: code, param: null, code, ...(options?.details ?? {}) };
+    return `data: ${JSON.stringify(error)}\n\n`;
+  },
+};

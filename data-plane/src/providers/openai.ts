@@ -1,0 +1,33 @@
+// OpenAI adapter: POST /v1/chat/completions, Bearer auth, SSE `data:` chunks ending with `data: [DONE]`.
+import {
+  ChatCompletionsObserver,
+  chatCompletionGroups,
+  chatPromptSlots,
+  parseChatResponse,
+  resolveChatCompletions,
+} from "./chat-completions.js";
+import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
+import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
+
+/**
+ * Usage: prompt_tokens already includes prompt_tokens_details.cached_tokens (and cache_write_tokens), so
+ * Usage.inputTokens = prompt_tokens; completion_tokens includes reasoning tokens. Streams carry usage
+ * only when the request set stream_options.include_usage (a last chunk with `choices: []`).
+ */
+export const openaiAdapter: ProviderAdapter = {
+  name: "openai",
+  defaultBaseUrl: "https://api.openai.com",
+  authHeaders: ["authorization"],
+  resolve: resolveChatCompletions,
+  promptParts: (body) => readSlots(body, chatPromptSlots),
+  promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
+  mapPromptText: (body, fn) => mapSlots(body, chatPromptSlots, fn),
+  parseResponse: parseChatResponse,
+  mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
+  streamObserver: () => new ChatCompletionsObserver(),
+  errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
+    // The openai SDK throws APIError for any data chunk carrying an `error` object.
+    const error = { message, type: code, param: null, code, ...(options?.details ?? {}) };
+    return `data: ${JSON.stringify({ error })}\n\n`;
+  },
+};

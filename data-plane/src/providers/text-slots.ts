@@ -1,0 +1,52 @@
+// Text slots: ordered references to string fields inside a JSON body, so reading (promptText,
+// completionText) and rewriting (redaction) walk exactly the same parts in the same order.
+import { cloneJson } from "./json.js";
+import type { JsonObject } from "./json.js";
+
+export interface TextSlot {
+  get(): string;
+  set(value: string): void;
+}
+
+/** A slot for container[key], which the caller has checked holds a string. */
+export function slot(container: JsonObject | unknown[], key: string | number): TextSlot {
+  return {
+    get: () => (container as Record<string | number, unknown>)[key] as string,
+    set: (value: string) => {
+      (container as Record<string | number, unknown>)[key] = value;
+    },
+  };
+}
+
+/** Collects slots of a body, in order. */
+export type SlotCollector = (body: unknown) => TextSlot[];
+
+/** Collects groups of output slots: slots of a group are concatenated, groups are joined by "\n\n". */
+export type GroupCollector = (json: unknown) => TextSlot[][];
+
+export function readSlots(body: unknown, collect: SlotCollector): string[] {
+  return collect(body).map((s) => s.get());
+}
+
+/** A deep copy of body with fn applied once per slot, in slot order. */
+export function mapSlots(body: unknown, collect: SlotCollector, fn: (text: string) => string): unknown {
+  const copy = cloneJson(body);
+  for (const s of collect(copy)) s.set(fn(s.get()));
+  return copy;
+}
+
+export function mapGroups(json: unknown, collect: GroupCollector, fn: (text: string) => string): unknown {
+  return mapSlots(json, (b) => collect(b).flat(), fn);
+}
+
+/** Output text from groups: each group's parts concatenated, non-empty groups joined by "\n\n". */
+export function joinGroups(groups: readonly (readonly string[])[]): string {
+  return groups
+    .map((g) => g.join(""))
+    .filter((t) => t.length > 0)
+    .join("\n\n");
+}
+
+export function readGroups(json: unknown, collect: GroupCollector): string {
+  return joinGroups(collect(json).map((g) => g.map((s) => s.get())));
+}

@@ -1,0 +1,104 @@
+// Types shared by every provider adapter: the contract the sidecar's hot path calls.
+
+/** The five supported providers (the `{provider}` path segment of `/v1/proxy/{provider}/…`). */
+export type ProviderName = "openai" | "anthropic" | "google" | "mistral" | "cohere";
+
+/**
+ * Token usage normalised across providers.
+ *
+ * - `inputTokens` is ALWAYS the total number of input (prompt) tokens the request consumed, cached and
+ *   cache-written tokens included (OpenAI `prompt_tokens` as is; Anthropic `input_tokens +
+ *   cache_read_input_tokens + cache_creation_input_tokens`; Gemini `promptTokenCount +
+ *   toolUsePromptTokenCount`; Mistral `prompt_tokens`; Cohere `billed_units.input_tokens`).
+ * - `cachedInputTokens` ⊆ inputTokens: tokens read from the provider's prompt cache.
+ * - `cacheWriteTokens` ⊆ inputTokens: tokens written to the prompt cache (Anthropic
+ *   `cache_creation_input_tokens`, OpenAI `prompt_tokens_details.cache_write_tokens`).
+ * - `cacheWriteLongTokens` ⊆ cacheWriteTokens: the part written with a long (1 hour) TTL, which
+ *   Anthropic bills at a higher rate; 0 or absent elsewhere.
+ * - `outputTokens` includes reasoning/thinking tokens (Gemini `candidatesTokenCount +
+ *   thoughtsTokenCount`; the others already include them).
+ */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  cacheWriteLongTokens?: number;
+}
+
+/** One tool/function call the model asked for. */
+export interface ToolCallFact {
+  name: string;
+  id?: string;
+}
+
+/** What the sidecar needs from a provider answer (JSON body or SSE stream). */
+export interface ResponseFacts {
+  /** Absent when the provider reported none (e.g. OpenAI stream without include_usage, interrupted stream). */
+  usage?: Usage;
+  /** Output text: the text parts of the answer, see each adapter for how parts are joined. */
+  completionText: string;
+  toolCalls: ToolCallFact[];
+  finishReason?: string;
+  /** Model the provider says answered (e.g. a dated snapshot of the requested alias). */
+  model?: string;
+  /** Set when the answer is (or the stream carried) a provider error. */
+  errorMessage?: string;
+}
+
+/** Where and how to forward a governed request. */
+export interface UpstreamTarget {
+  /** Native path + query to append to the provider base URL, e.g. "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse". */
+  path: string;
+  /** Model named by the request ("" when the body names none). */
+  model: string;
+  /** Whether the provider will answer with an SSE stream. */
+  stream: boolean;
+  /** Set only when the body must change before forwarding (Google spec path: `model`/`stream` removed). */
+  body?: unknown;
+}
+
+/** Observes raw response bytes incrementally; never modifies them. */
+export interface StreamObserver {
+  push(chunk: Uint8Array): void;
+  end(): ResponseFacts;
+}
+
+/** Options for {@link ProviderAdapter.errorEvent}. */
+export interface ErrorEventOptions {
+  /** HTTP-like status the error stands for (Google puts it in `error.code`); default 403. */
+  status?: number;
+  /** Extra fields merged into the provider's error object (e.g. request_id, policy_id, trace_id). */
+  details?: Record<string, unknown>;
+}
+
+export interface ProviderAdapter {
+  readonly name: ProviderName;
+  /** Default origin (+ optional prefix, no API version), e.g. https://api.openai.com. */
+  readonly defaultBaseUrl: string;
+  /** Lower-case native credential headers to forward unchanged. */
+  readonly authHeaders: readonly string[];
+  /**
+   * Maps what follows `/v1/proxy/<provider>` (subPath) and the query string (search, "" or "?…") to the
+   * native upstream path. Returns null for paths that are not a governed chat call.
+   * Throws {@link ProviderRequestError} when a governed path cannot be forwarded (Google spec path without a model).
+   */
+  resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null;
+  /** Input text parts in order, system first (see promptParts). */
+  promptParts(body: unknown): string[];
+  /** promptParts(body).join("\n\n"). */
+  promptText(body: unknown): string;
+  /**
+   * A deep copy of body with fn applied to every input text part. fn is called exactly once per part,
+   * in promptParts order, so promptParts(mapPromptText(b, f)) equals promptParts(b).map(f).
+   */
+  mapPromptText(body: unknown, fn: (text: string) => string): unknown;
+  /** Facts of a complete (non-streamed) JSON answer, error bodies included. */
+  parseResponse(json: unknown): ResponseFacts;
+  /** A deep copy of a JSON answer with fn applied to every output text part (outbound redaction). */
+  mapCompletionText(json: unknown, fn: (text: string) => string): unknown;
+  /** A fresh observer for one streamed answer. */
+  streamObserver(): StreamObserver;
+  /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */
+  errorEvent(message: string, code: string, options?: ErrorEventOptions): string;
+}
