@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startControlPlane, loadControlPlaneConfig, generateApiKey, type ControlPlane } from "@agentgov/control-plane";
-import { startSidecar, loadSidecarConfig, type Sidecar } from "@agentgov/data-plane";
+import type { Sidecar } from "@agentgov/data-plane";
 import { createTestDatabase, uniqueName } from "./databases.js";
 import { ContractChecker } from "./contract.js";
 
@@ -97,6 +97,7 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
         const r = await api.post<{ data: { key: string } }>("/api/keys", { name: `sidecar ${sidecars.length + 1}`, scope: "ingest" });
         key = r.body.data.key;
       }
+      const { startSidecar, loadSidecarConfig } = await import("@agentgov/data-plane");
       const sc = await startSidecar(
         loadSidecarConfig({
           DATA_DIR: join(dataDir, `sc${sidecars.length + 1}`),

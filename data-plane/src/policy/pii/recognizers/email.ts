@@ -4,8 +4,9 @@ import { boostWithContext } from "../context.js";
 import { EMAIL_TLDS } from "../tlds.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
-// Matched sticky at the start of the local part found by walking back from an "@".
-const EMAIL_RE = /[A-Za-z0-9._%+-]{1,64}@((?:[A-Za-z0-9-]{1,63}\.){1,8})([A-Za-z]{2,24})(?![\w-]|\.[A-Za-z0-9])/y;
+// Matched sticky; "git@host.com:org/repo" (an scp-style remote) is excluded by the final look-ahead.
+// at the start of the local part found by walking back from an "@".
+const EMAIL_RE = /[A-Za-z0-9._%+-]{1,64}@((?:[A-Za-z0-9-]{1,63}\.){1,8})([A-Za-z]{2,24})(?![\w-]|\.[A-Za-z0-9]|:[\w/~])/y;
 const CONTEXT_RE = /\b(?:e-?mail|mail|contact|address|courriel|correo)\b/i;
 const MAX_LOCAL = 64;
 

@@ -14,6 +14,8 @@ const IPV6_RE = /[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.\d{1,3}){0,3}(?:
 const HEX_CHAR_RE = /[0-9A-Fa-f]/;
 const TOKEN_CHAR_RE = /[\w:.]/;
 const CONTEXT_RE = /\b(?:ip|ipv4|ipv6|address|addr|host|server|subnet|gateway|dns|ping|ssh|client|from|connect(?:ed|ion)?)\b/i;
+// Only these override a version word ("server version 1.2.3.4" stays a version).
+const STRONG_CONTEXT_RE = /\b(?:ip|ipv4|ipv6|address|addr)\b/i;
 // Words that make a dotted quad a version/build number rather than an address.
 const VERSION_RE = /(?:\b(?:version|versions|ver|release|build|firmware|fw|rev|revision|upgrade[ds]?|patch|sdk|oid|v)\b\.?[\s:=#]{0,3}$|[vV]$)/i;
 
@@ -63,7 +65,7 @@ export const ipAddressRecognizer: Recognizer = {
       let m: RegExpExecArray | null;
       while ((m = IPV4_RE.exec(text)) !== null) {
         const start = m.index;
-        if (hasContextBefore(text, start, VERSION_RE, 24) && !hasContextBefore(text, start, CONTEXT_RE)) continue;
+        if (hasContextBefore(text, start, VERSION_RE, 24) && !hasContextBefore(text, start, STRONG_CONTEXT_RE, 24)) continue;
         out.push({ entityType: "ip_address", start, end: start + m[0].length, score: boostWithContext(text, start, 0.6, CONTEXT_RE) });
       }
     }

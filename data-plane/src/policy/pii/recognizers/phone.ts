@@ -6,18 +6,24 @@ import type { CountryCode } from "libphonenumber-js/max";
 import { boostWithContext } from "../context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
-// A run of digits and phone punctuation that starts with "+", "(" or a digit and ends with a digit.
-const PHONE_RE = /(?<![\w+.\-/:])\+?\(?\d[\d ().-]{5,20}\d(?![\w]|[.\-/:]\d)/g;
+// A run of digits and phone punctuation that starts with "+", "(" or a digit and ends with a digit,
+// not glued to other digit groups ("ZZ84 0320 8119 …", "… 0132 2024").
+const PHONE_RE = /(?<![\w+.\-/:])(?<!\d[ -])\+?\(?\d[\d ().-]{4,19}\d{2}(?![\w]|[.\-/:]\d|[ -]\d{2})/g;
 const CONTEXT_RE =
   /\b(?:phone|tel|telephone|mobile|cell|cellphone|call|fax|whatsapp|sms|text me|reach me|ring|handy|telefon|téléphone|portable|teléfono|telefono|móvil|cellulare|contact)\b/i;
 
 const DATE_SHAPE_RE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})(?:\D|$)/;
 const DOTTED_QUAD_RE = /^\d{1,3}(?:\.\d{1,3}){3}$/;
-const US_SHAPE_RE = /^(?:\+?1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
-const TRUNK_SHAPE_RE = /^\(?0\d/;
-const IN_MOBILE_SHAPE_RE = /^[6-9]\d{4}[ -]\d{5}$/;
 const CONTIGUOUS_RE = /^\d+$/;
-const NATIONAL_TRUNK_COUNTRIES: readonly CountryCode[] = ["GB", "DE", "FR", "IN"];
+// National formats as people write them; a candidate is validated only for the countries whose shape it has.
+const US_SHAPE_RE = /^(?:1[ .-]?)?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
+const NATIONAL_SHAPES: readonly { country: CountryCode; shape: RegExp }[] = [
+  { country: "GB", shape: /^\(?0\d{2,4}\)? \d{3,4}(?: \d{3,4})?$/ },
+  { country: "DE", shape: /^\(?0\d{2,4}\)?[ /-]?\d{4,8}$|^0\d{2,4} \d{2,4} \d{2,5}$/ },
+  { country: "FR", shape: /^0\d(?:[ .]\d{2}){4}$/ },
+  { country: "IN", shape: /^0\d{2,4}[ -]\d{6,8}$|^0?[6-9]\d{4}[ -]\d{5}$/ },
+];
+const NATIONAL_CONTIGUOUS: readonly CountryCode[] = ["GB", "DE", "FR", "IN"];
 
 const VALIDITY_CACHE_LIMIT = 512;
 const validityCache = new Map<string, boolean>();
@@ -51,23 +57,21 @@ export function phoneCandidateScore(candidate: string): number {
   const digits = countDigits(candidate);
   if (digits < 7 || digits > 15) return 0;
   if (DATE_SHAPE_RE.test(candidate) || DOTTED_QUAD_RE.test(candidate)) return 0;
-  if (candidate.charCodeAt(0) === 43 /* + */) {
-    return digits >= 8 && cachedValid(candidate, undefined) ? 0.9 : 0;
-  }
-  if (candidate.startsWith("00")) {
-    return digits >= 10 && cachedValid("+" + candidate.slice(2), undefined) ? 0.75 : 0;
-  }
-  const contiguous = CONTIGUOUS_RE.test(candidate);
-  if (US_SHAPE_RE.test(candidate) || (contiguous && (digits === 10 || (digits === 11 && candidate[0] === "1")))) {
-    if (cachedValid(candidate, "US")) return contiguous ? 0.3 : 0.7;
-  }
-  if (TRUNK_SHAPE_RE.test(candidate)) {
-    for (const country of NATIONAL_TRUNK_COUNTRIES) {
-      if (cachedValid(candidate, country)) return contiguous ? 0.3 : 0.7;
+  const first = candidate.charCodeAt(0);
+  if (first === 43 /* + */) return digits >= 8 && cachedValid(candidate, undefined) ? 0.9 : 0;
+  if (candidate.startsWith("00")) return digits >= 10 && cachedValid("+" + candidate.slice(2), undefined) ? 0.75 : 0;
+  if (CONTIGUOUS_RE.test(candidate)) {
+    // Bare digit runs (order ids, Unix timestamps…) count only with a phone context word.
+    if ((digits === 10 || (digits === 11 && first === 49)) && cachedValid(candidate, "US")) return 0.3;
+    if (first === 48 /* 0 */) {
+      for (const c of NATIONAL_CONTIGUOUS) if (cachedValid(candidate, c)) return 0.3;
     }
     return 0;
   }
-  if (IN_MOBILE_SHAPE_RE.test(candidate) && cachedValid(candidate, "IN")) return 0.6;
+  if (US_SHAPE_RE.test(candidate)) return cachedValid(candidate, "US") ? 0.7 : 0;
+  for (const { country, shape } of NATIONAL_SHAPES) {
+    if (shape.test(candidate) && cachedValid(candidate, country)) return 0.55;
+  }
   return 0;
 }
 
@@ -77,18 +81,10 @@ export const phoneRecognizer: Recognizer = {
     PHONE_RE.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = PHONE_RE.exec(text)) !== null) {
-      let candidate = m[0];
-      let score = phoneCandidateScore(candidate);
-      // "call 415 555 0132 2024": drop up to two trailing space-separated groups and retry.
-      for (let tries = 0; score === 0 && tries < 2; tries++) {
-        const cut = candidate.lastIndexOf(" ");
-        if (cut < 6) break;
-        candidate = candidate.slice(0, cut).replace(/[ (.-]+$/, "");
-        score = phoneCandidateScore(candidate);
-      }
+      const score = phoneCandidateScore(m[0]);
       if (score === 0) continue;
       const start = m.index;
-      out.push({ entityType: "phone", start, end: start + candidate.length, score: boostWithContext(text, start, score, CONTEXT_RE) });
+      out.push({ entityType: "phone", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });
     }
   },
 };
