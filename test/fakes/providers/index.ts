@@ -1,0 +1,5 @@
+// Fake model providers for tests: one local server imitating the OpenAI, Anthropic, Gemini, Mistral and Cohere APIs.
+export { startFakeProviders } from "./server.js";
+export { rawRequest } from "./raw-client.js";
+export type { RawResponse } from "./raw-client.js";
+export type { FakeError, FakeProviderName, FakeProviders, FakeScript, FakeToolCall, FakeUsage, RecordedRequest } from "./types.js";
