@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:http";
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import type { ControlPlaneConfig } from "./config/env.js";
 import { openDb, type Db } from "./stores/postgres/db.js";
 import { migrate } from "./stores/postgres/migrate.js";
@@ -14,6 +14,7 @@ import { SyncHub } from "./sync/hub.js";
 import { IngestWriter } from "./ingest/writer.js";
 import { makeAfterInsert } from "./ingest/after-insert.js";
 import { ensureBootstrap } from "./tenants/provision.js";
+import { closeHttpServer, createControlPlaneOps, createServiceLogger, meterStoredTraces, type ControlPlaneOps } from "./observability/index.js";
 
 export interface ControlPlane {
   restUrl: string;
@@ -27,11 +28,18 @@ export interface ControlPlane {
   /** Set only when this start created the first admin key (print it once). */
   createdApiKey?: string;
   log: Logger;
+  /** Metrics registry and lifecycle (draining flag). */
+  ops: ControlPlaneOps;
+  /**
+   * Graceful stop: readiness fails at once (draining), the REST and gRPC servers keep serving for
+   * SHUTDOWN_DRAIN_MS, then stop accepting; in-flight requests get SHUTDOWN_TIMEOUT_MS; ingest
+   * batches are flushed; stores are closed.
+   */
   stop(): Promise<void>;
 }
 
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: "control-plane" }, redact: ["req.headers.authorization", "*.apiKey", "*.key"] }, pino.destination(2));
+  return createServiceLogger({ service: "control-plane", level });
 }
 
 export async function startControlPlane(config: ControlPlaneConfig, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ControlPlane> {
@@ -65,10 +73,11 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
 
   const hub = new SyncHub(databaseUrl, (e) => log.warn({ err: e }, "sync listener error"));
   await hub.start();
-  const writer = new IngestWriter(traces, makeAfterInsert(db, traces, (t) => hub.bump(t)));
-  const grpc: GrpcServer = await startGrpcServer({ host: config.HOST, port: config.GRPC_PORT, db, hub, writer });
+  const ops = createControlPlaneOps();
+  const writer = new IngestWriter(traces, meterStoredTraces(ops.metrics, makeAfterInsert(db, traces, (t) => hub.bump(t))));
+  const grpc: GrpcServer = await startGrpcServer({ host: config.HOST, port: config.GRPC_PORT, db, hub, writer, traces, ops });
 
-  const { app } = createRestApp({ db, traces, config, log });
+  const { app } = createRestApp({ db, traces, config, log, ops });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, app.callback());
   await new Promise<void>((ok, fail) => {
     server.once("error", fail);
@@ -94,20 +103,28 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
     tenantId: boot.tenantId,
     createdApiKey: boot.apiKey,
     log,
+    ops,
     async stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(retention);
-      await new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeIdleConnections();
-      });
-      await grpc.close();
-      await writer.drain().catch(() => undefined);
+      const t0 = Date.now();
+      ops.lifecycle.startDraining();
+      const drainLeft = config.SHUTDOWN_DRAIN_MS - ops.lifecycle.drainingForMs();
+      if (drainLeft > 0) {
+        log.info({ drainMs: drainLeft }, "draining: readiness fails, still serving");
+        await new Promise((r) => setTimeout(r, drainLeft));
+      }
+      const closed = await closeHttpServer(server, config.SHUTDOWN_TIMEOUT_MS);
+      if (!closed) log.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "in-flight REST requests cut at the shutdown deadline");
+      await grpc.close(Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - t0)));
+      await writer.drain().catch((e: unknown) => log.error({ err: e }, "final ingest flush failed; the sidecars will resend"));
       await hub.close();
       await traces.close();
       await db.close();
       await embedded?.stop();
+      log.info({ ms: Date.now() - t0 }, "control plane stopped");
     },
   };
 }
+

@@ -1,44 +1,58 @@
-// Starts a sidecar: the governance state (persisted snapshot, then Sync), the trace queue and shipper,
-// and the proxy server.
+// Starts a sidecar: the governance state (persisted snapshot, then Sync), the durable trace spool and
+// its shipper, and the proxy server (/healthz, /readyz with sync and spool state, /metrics).
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { Agent as UndiciAgent } from "undici";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import type { Trace } from "@agentgov/proto";
 import { providerBaseUrls, type SidecarConfig } from "./config/env.js";
 import { EMPTY_STATE, type GovernanceState } from "./state/governance-state.js";
 import { loadSnapshot } from "./sync/snapshot-file.js";
 import { SyncClient } from "./sync/client.js";
-import { MemoryTraceQueue, type TraceQueue } from "./trace/queue.js";
+import type { TraceQueue } from "./trace/queue.js";
+import { DurableSpool } from "./trace/spool.js";
+import { ResponseGate } from "./trace/response-gate.js";
 import { TraceShipper } from "./trace/shipper.js";
+import { renderMetrics, readiness } from "./sidecar-status.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { BudgetLedger } from "./limits/budget.js";
 import { createProxyHandler } from "./proxy/handler.js";
+import { closeHttpServer, createServiceLogger, createSidecarOps, otlpConfigFromEnv, type SidecarOps } from "./observability/index.js";
 
 export interface Sidecar {
   url: string;
   port: number;
   state(): GovernanceState;
-  /** Resolves when the first snapshot from the control plane has been applied. */
+  /** Resolves when the control plane first answered (snapshot, or deltas/heartbeat on a resume). */
   synced: Promise<void>;
   queue: TraceQueue;
+  /** What /readyz answers. */
+  status(): ReturnType<typeof readiness>;
+  /** Metrics registry, OTLP exporter, draining state. */
+  ops: SidecarOps;
   log: Logger;
+  /**
+   * Graceful stop: /readyz fails at once (draining), the proxy keeps serving for SHUTDOWN_DRAIN_MS,
+   * then stops accepting; in-flight requests get SHUTDOWN_TIMEOUT_MS; their traces are spooled and
+   * shipped (what is not acknowledged stays on disk for the next start); OTLP spans are flushed.
+   */
   stop(): Promise<void>;
 }
 
-export function createSidecarLogger(level: string): Logger {
-  return pino({ level, base: { service: "sidecar" } }, pino.destination(2));
+export function createSidecarLogger(level: string, logSensitive = false): Logger {
+  return createServiceLogger({ service: "sidecar", level, logSensitive });
 }
 
-export async function startSidecar(config: SidecarConfig, log: Logger = createSidecarLogger(config.LOG_LEVEL)): Promise<Sidecar> {
+export async function startSidecar(config: SidecarConfig, log: Logger = createSidecarLogger(config.LOG_LEVEL, config.LOG_SENSITIVE)): Promise<Sidecar> {
   const dataDir = resolve(config.DATA_DIR, "sidecar");
   const snapshotPath = join(dataDir, "snapshot.bin");
-  const persisted = loadSnapshot(snapshotPath);
+  // A snapshot saved under another key (another tenant, or a key since revoked) is not ours to serve or resume.
+  const loaded = loadSnapshot(snapshotPath);
+  const persisted = loaded && loaded.state.keysByHash.has(createHash("sha256").update(config.SIDECAR_KEY).digest("hex")) ? loaded : undefined;
+  if (loaded && !persisted) log.warn({ path: snapshotPath }, "persisted snapshot ignored: it does not list this sidecar's key");
   let state: GovernanceState = persisted?.state ?? EMPTY_STATE;
-  let connected = false;
-  let lastSyncMs = persisted?.savedAtMs ?? 0;
   if (persisted) log.info({ version: String(state.version), ageMs: Date.now() - persisted.savedAtMs }, "serving from persisted snapshot until the control plane answers");
 
   const budget = new BudgetLedger({
@@ -61,25 +75,24 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
           else if (!prev) budget.onControlPlaneSpend(agentId, next.day, 0, next.spentUsd);
         }
         state = s;
-        lastSyncMs = Date.now();
       },
-      onConnected: (c) => {
-        connected = c;
-        log.info({ connected: c }, "sync connection");
-      },
+      onConnected: (c) => log.info({ connected: c }, "sync connection"),
       onError: (e) => log.warn({ err: String(e) }, "sync error"),
     },
     `sc_${randomUUID()}`,
+    { persistedAtMs: persisted?.savedAtMs ?? 0 },
   );
   sync.start();
 
-  const queue: TraceQueue = new MemoryTraceQueue();
+  const queue = await DurableSpool.open({ dir: join(dataDir, "spool"), maxBytes: config.SPOOL_MAX_BYTES, log });
+  const gate = new ResponseGate(config.SPOOL_COMMIT_WAIT_MS);
   const shipper = new TraceShipper(transport, config.SIDECAR_KEY, queue, {
     onError: (e) => log.warn({ err: String(e) }, "ingest error; unacknowledged traces will be sent again"),
     onRejected: (id, reason) => log.error({ traceId: id, reason }, "trace rejected by the control plane"),
   });
   shipper.start();
 
+  const ops = createSidecarOps({ log, otlp: otlpConfigFromEnv(config), logSensitive: config.LOG_SENSITIVE, extraMetrics: () => renderMetrics(status()) });
   const dispatcher = new UndiciAgent({ connections: config.UPSTREAM_CONNECTIONS, connect: { timeout: config.UPSTREAM_CONNECT_TIMEOUT_MS }, keepAliveTimeout: 30_000 });
   const handle = createProxyHandler({
     state: () => state,
@@ -87,30 +100,31 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     dispatcher,
     limiter: new RateLimiter(),
     budget,
-    emit: (t: Trace) => queue.append(t),
+    emit: ops.traced((t: Trace) => gate.traceEmitted(queue.append(t))),
     storeRawPii: config.TRACE_STORE_RAW_PII,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     onError: (e, where) => log.error({ err: String(e), where }, "proxy error"),
   });
 
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  const status = () => readiness(state, sync.stats(), queue.stats(), shipper.stats(), gate.stats());
+  // ops.listener serves /metrics (prom-client registry + renderMetrics), fails /readyz while draining, meters requests.
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, ops.listener((req, res) => {
     const url = req.url ?? "/";
     if (url === "/healthz") {
       res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
       return;
     }
     if (url === "/readyz") {
-      const ready = state.version > 0n || state.tenantId !== "";
-      const body = JSON.stringify({ status: ready ? "ready" : "not_ready", connected, snapshotVersion: String(state.version), snapshotAgeMs: lastSyncMs ? Date.now() - lastSyncMs : null, queuedTraces: queue.size() });
-      res.writeHead(ready ? 200 : 503, { "content-type": "application/json" }).end(body);
+      const body = status();
+      res.writeHead(body.status === "ready" ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
       return;
     }
-    handle(req, res).catch((e: unknown) => {
+    gate.run(res, () => handle(req, res)).catch((e: unknown) => {
       log.error({ err: String(e) }, "unhandled proxy error");
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"code":"internal_error","message":"internal error"}}');
       else res.destroy();
     });
-  });
+  }));
   await new Promise<void>((ok, fail) => {
     server.once("error", fail);
     server.listen(config.SIDECAR_PORT, config.SIDECAR_HOST, () => ok());
@@ -125,21 +139,26 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     state: () => state,
     synced: sync.firstSync,
     queue,
+    status,
+    ops,
     log,
     async stop() {
       if (stopped) return;
       stopped = true;
-      await new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeIdleConnections();
-      });
-      // Give the shipper a bounded moment to deliver what is queued.
+      ops.startDraining();
+      if (config.SHUTDOWN_DRAIN_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_DRAIN_MS));
+      const t0 = Date.now();
+      if (!(await closeHttpServer(server, config.SHUTDOWN_TIMEOUT_MS))) log.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "in-flight proxy requests cut at the shutdown deadline");
+      await ops.settled(Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - t0)));
+      // Everything is on disk; give the shipper a bounded moment to deliver it (the rest is replayed at next start).
+      await queue.flush();
       const deadline = Date.now() + 5000;
-      while (queue.size() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (queue.size() > 0 && shipper.stats().connected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await shipper.stop();
       await sync.stop();
       await queue.close();
       await dispatcher.close();
+      await ops.close();
     },
   };
 }

@@ -37,7 +37,11 @@ const uploadDef = {
 const Client = grpc.makeGenericClientConstructor({ Watch: watchDef, Upload: uploadDef } as unknown as grpc.ServiceDefinition, "Governance");
 
 let stack: Stack;
-let client: grpc.Client & Record<string, (...a: unknown[]) => grpc.ClientReadableStream<unknown> & grpc.ClientDuplexStream<unknown, unknown>>;
+interface GovernanceClient extends grpc.Client {
+  Watch(req: unknown, md: grpc.Metadata): grpc.ClientReadableStream<unknown>;
+  Upload(md: grpc.Metadata): grpc.ClientDuplexStream<unknown, unknown>;
+}
+let client: GovernanceClient;
 const md = (key: string) => {
   const m = new grpc.Metadata();
   m.set("authorization", `Bearer ${key}`);

@@ -11,6 +11,7 @@ import { KEY_SCOPES, generateApiKey, hashApiKey, keyPrefix, type KeyScope } from
 import { newId } from "../domain/ids.js";
 import { insertKey } from "../stores/postgres/identity-repo.js";
 import { recordChange } from "../stores/postgres/sync-changes.js";
+import { appendAudit } from "../stores/postgres/audit-repo.js";
 
 const USAGE = `usage: agentgov <command>
   start                      control plane + one sidecar on embedded defaults (what npm start runs)
@@ -22,12 +23,23 @@ const USAGE = `usage: agentgov <command>
 
 const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v)}\n`);
 
-function onSignals(stop: () => Promise<void>): void {
+/**
+ * SIGTERM/SIGINT stop gracefully (see ControlPlane.stop and Sidecar.stop). A second signal, or the
+ * hard deadline (the graceful stop's own bounds plus a margin for flushing), exits at once.
+ */
+function onSignals(stop: () => Promise<void>, hardDeadlineMs: number): void {
   let stopping = false;
   const handler = (sig: string) => {
-    if (stopping) return;
+    if (stopping) {
+      process.stderr.write(`${sig} again: exiting now\n`);
+      process.exit(130);
+    }
     stopping = true;
-    process.stderr.write(`\n${sig}: shutting down…\n`);
+    process.stderr.write(`\n${sig}: shutting down gracefully (send it again to exit at once)…\n`);
+    setTimeout(() => {
+      process.stderr.write(`graceful shutdown did not finish within ${hardDeadlineMs} ms; exiting\n`);
+      process.exit(1);
+    }, hardDeadlineMs).unref();
     stop().then(
       () => process.exit(0),
       (e: unknown) => {
@@ -38,6 +50,12 @@ function onSignals(stop: () => Promise<void>): void {
   };
   process.on("SIGINT", () => handler("SIGINT"));
   process.on("SIGTERM", () => handler("SIGTERM"));
+}
+
+/** Drain delay + in-flight bound, for each of the two stops `start` runs in sequence, plus 15 s of flushing. */
+function hardDeadline(env: NodeJS.ProcessEnv, stages: number): number {
+  const n = (v: string | undefined, d: number) => (v && /^\d+$/.test(v) ? Number(v) : d);
+  return stages * (n(env.SHUTDOWN_DRAIN_MS, 0) + n(env.SHUTDOWN_TIMEOUT_MS, 25_000)) + 15_000;
 }
 
 async function startSidecarProcess(env: NodeJS.ProcessEnv, extra: Record<string, string>) {
@@ -74,21 +92,23 @@ async function main(argv: string[]): Promise<void> {
       process.stderr.write(`${lines.join("\n")}\n`);
       out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, sidecarUrl: sidecar.url, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
       onSignals(async () => {
+        // Both fail readiness at once; the sidecar drains and flushes its traces into the still-running control plane.
+        cp.ops.lifecycle.startDraining();
         await sidecar.stop();
         await cp.stop();
-      });
+      }, hardDeadline(env, 2));
       return;
     }
     case "control-plane": {
       const cp = await startControlPlane(loadControlPlaneConfig(env));
       out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
-      onSignals(() => cp.stop());
+      onSignals(() => cp.stop(), hardDeadline(env, 1));
       return;
     }
     case "sidecar": {
       const sc = await startSidecarProcess(env, {});
       out({ sidecarUrl: sc.url });
-      onSignals(() => sc.stop());
+      onSignals(() => sc.stop(), hardDeadline(env, 1));
       return;
     }
     case "migrate": {
@@ -114,6 +134,7 @@ async function main(argv: string[]): Promise<void> {
         const id = newId("key");
         await db.tx(async (c) => {
           await insertKey(c, { id, tenantId: row.tenant_id, name: required(v, "name"), scope: scope as KeyScope, prefix: keyPrefix(key), keyHash: hashApiKey(key), createdBy: row.user_id });
+          await appendAudit(c, { tenantId: row.tenant_id, action: "key.create", actorUserId: null, actorKeyId: null, targetType: "api_key", targetId: id, requestId: null, details: { name: required(v, "name"), scope, owner: row.user_id, via: "cli" } });
           await recordChange(c, row.tenant_id, "key", id);
         });
         return { id, tenantId: row.tenant_id, scope, key };

@@ -6,6 +6,7 @@ import { generateApiKey, hashApiKey, keyPrefix } from "../domain/api-keys.js";
 import { findKeyByHash, insertKey } from "../stores/postgres/identity-repo.js";
 import { newId } from "../domain/ids.js";
 import { recordChange } from "../stores/postgres/sync-changes.js";
+import { appendAudit } from "../stores/postgres/audit-repo.js";
 
 export async function ensureLocalSidecarKey(db: Db, dataDir: string, tenantId: string, ownerUserId: string): Promise<string> {
   const file = join(resolve(dataDir), "sidecar.key");
@@ -23,6 +24,7 @@ export async function ensureLocalSidecarKey(db: Db, dataDir: string, tenantId: s
     const id = newId("key");
     await db.tx(async (c) => {
       await insertKey(c, { id, tenantId, name: "bundled sidecar", scope: "ingest", prefix: keyPrefix(key), keyHash: hashApiKey(key), createdBy: ownerUserId });
+      await appendAudit(c, { tenantId, action: "key.create", actorUserId: null, actorKeyId: null, targetType: "api_key", targetId: id, requestId: null, details: { name: "bundled sidecar", scope: "ingest", owner: ownerUserId, via: "start" } });
       await recordChange(c, tenantId, "key", id);
     });
   }

@@ -26,6 +26,10 @@ export const EnvSchema = z.object({
   TRACE_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   TRACE_STORE_RAW_PII: bool.default(false),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Graceful shutdown: how long to keep serving after SIGTERM with readiness failing (load balancers catch up). */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  /** Graceful shutdown: the most time in-flight requests get to finish before connections are cut. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(25_000),
 });
 
 export type ControlPlaneConfig = z.infer<typeof EnvSchema>;

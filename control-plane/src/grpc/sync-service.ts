@@ -1,51 +1,71 @@
-// Sync.Watch: a full snapshot (or a resume from the sidecar's version), then deltas as changes commit,
-// with heartbeats so that a silently dropped stream is noticed.
+// Sync.Watch: a full snapshot, or — when the sidecar sends a version this database still holds the
+// changes after — a resume (a heartbeat at once, then deltas only); then deltas as changes commit, and a
+// heartbeat every HEARTBEAT_MS so that a silently dropped stream is noticed by the sidecar.
+//
+// Versions: every message carries a version V meaning "every change of this tenant numbered ≤ V has
+// been sent". Streams only read up to the settled version (sync/settled-version.ts), so a change whose
+// transaction commits after a later-numbered one is never skipped, and V is always safe to resume from.
+// Versions strictly increase from one delta to the next.
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import { HeartbeatSchema, WatchResponseSchema, type WatchRequest, type WatchResponse } from "@agentgov/proto";
 import type { Db } from "../stores/postgres/db.js";
-import { changesSince, latestVersion, oldestVersion } from "../stores/postgres/sync-changes.js";
 import type { SyncHub } from "../sync/hub.js";
 import { buildDelta, buildSnapshot } from "../sync/snapshot.js";
+import { SettledVersion } from "../sync/settled-version.js";
+import { CHANGES_PAGE, canResume, changesBetween } from "../sync/change-window.js";
 import { authenticateSidecar } from "./auth.js";
 
 export const HEARTBEAT_MS = 10_000;
+/** Re-check soon when NOTIFY announced a change the settled version has not reached yet. */
+const BEHIND_RETRY_MS = 50;
 
-export function syncHandlers(db: Db, hub: SyncHub) {
+const heartbeat = (version: number): WatchResponse =>
+  create(WatchResponseSchema, {
+    version: BigInt(version),
+    kind: { case: "heartbeat", value: create(HeartbeatSchema, { serverTimeMs: BigInt(Date.now()) }) },
+  });
+
+export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: number, writers: number) => void) {
+  const settled = new SettledVersion(db, onSlowSettle);
   return {
     async *watch(req: WatchRequest, ctx: HandlerContext): AsyncGenerator<WatchResponse> {
       const { tenantId } = await authenticateSidecar(db, ctx);
       let seen = hub.counter(tenantId);
-      let version = Number(req.resumeFromVersion);
-      const latest = await latestVersion(db, tenantId);
-      const oldest = await oldestVersion(db, tenantId);
-      // Resume only when every change after the sidecar's version is still held; else a full snapshot.
-      const canResume = version > 0 && version <= latest && version >= oldest - 1;
-      if (!canResume) {
-        version = latest;
+      let upTo = await settled.next();
+      const from = Number(req.resumeFromVersion);
+      let version: number;
+      if (await canResume(db, from, upTo)) {
+        version = from;
+        yield heartbeat(version);
+      } else {
+        version = upTo;
         const snapshot = await buildSnapshot(db, tenantId);
         yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "snapshot", value: snapshot } });
       }
       let lastSent = Date.now();
       while (!ctx.signal.aborted) {
-        const changes = await changesSince(db, tenantId, version);
-        if (changes.length > 0) {
-          const delta = await buildDelta(db, tenantId, changes);
-          version = changes[changes.length - 1]!.version;
-          yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
-          lastSent = Date.now();
-          continue;
+        if (upTo > version) {
+          const changes = await changesBetween(db, tenantId, version, upTo);
+          const full = changes.length === CHANGES_PAGE;
+          if (changes.length > 0) {
+            const delta = await buildDelta(db, tenantId, changes);
+            version = full ? changes[changes.length - 1]!.version : upTo;
+            yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
+            lastSent = Date.now();
+            if (full) continue;
+          }
+          version = upTo;
         }
         if (Date.now() - lastSent >= HEARTBEAT_MS) {
-          yield create(WatchResponseSchema, {
-            version: BigInt(version),
-            kind: { case: "heartbeat", value: create(HeartbeatSchema, { serverTimeMs: BigInt(Date.now()) }) },
-          });
+          yield heartbeat(version);
           lastSent = Date.now();
         }
-        const before = seen;
-        await hub.wait(tenantId, before, Math.max(10, HEARTBEAT_MS - (Date.now() - lastSent)), ctx.signal);
+        const behind = hub.latestNotified(tenantId) > version;
+        await hub.wait(tenantId, seen, behind ? BEHIND_RETRY_MS : Math.max(10, HEARTBEAT_MS - (Date.now() - lastSent)), ctx.signal);
         seen = hub.counter(tenantId);
+        if (ctx.signal.aborted) break;
+        upTo = await settled.next();
       }
     },
   };

@@ -1,25 +1,45 @@
 // Wakes Sync streams when their tenant changes. Every replica LISTENs on one Postgres channel, so a
-// change committed through any replica reaches the sidecars connected to every other replica.
+// change committed through any replica reaches the sidecars connected to every other replica. The
+// listening connection also applies the change log's retention once an hour.
 import pg from "pg";
 import { SYNC_CHANNEL } from "../stores/postgres/sync-changes.js";
+import { pruneChanges } from "./change-window.js";
+
+const PRUNE_EVERY_MS = 3600_000;
 
 export class SyncHub {
   private readonly counters = new Map<string, number>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Highest version announced by NOTIFY per tenant (a stream behind it has changes still to read). */
+  private readonly notified = new Map<string, number>();
   private client: pg.Client | undefined;
   private closed = false;
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly connectionString: string, private readonly onError: (e: unknown) => void = () => undefined) {}
 
   async start(): Promise<void> {
     await this.connect();
+    this.pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
+  }
+
+  private async prune(): Promise<void> {
+    try {
+      if (this.client) await pruneChanges(this.client);
+    } catch (e) {
+      this.onError(e);
+    }
   }
 
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.connectionString });
     client.on("notification", (n) => {
-      const tenantId = n.payload?.split(":")[0];
-      if (tenantId) this.bump(tenantId);
+      const [tenantId, version] = (n.payload ?? "").split(":");
+      if (!tenantId) return;
+      const v = Number(version);
+      if (Number.isFinite(v) && v > (this.notified.get(tenantId) ?? 0)) this.notified.set(tenantId, v);
+      this.bump(tenantId);
     });
     client.on("error", (e) => {
       this.onError(e);
@@ -54,6 +74,10 @@ export class SyncHub {
     if (ws) for (const w of [...ws]) w();
   }
 
+  latestNotified(tenantId: string): number {
+    return this.notified.get(tenantId) ?? 0;
+  }
+
   counter(tenantId: string): number {
     return this.counters.get(tenantId) ?? 0;
   }
@@ -79,6 +103,7 @@ export class SyncHub {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
     for (const set of this.waiters.values()) for (const w of [...set]) w();
     await this.client?.end().catch(() => undefined);
   }

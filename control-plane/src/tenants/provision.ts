@@ -24,7 +24,7 @@ export async function createTenant(db: Db, input: { name: string; idpOrgId: stri
     const apiKey = generateApiKey("api");
     const keyId = newId("key");
     await insertKey(c, { id: keyId, tenantId, name: "admin key", scope: "api", prefix: keyPrefix(apiKey), keyHash: hashApiKey(apiKey), createdBy: adminUserId });
-    await appendAudit(c, { tenantId, action: "tenant.create", actorUserId: null, actorKeyId: null, targetType: "tenant", targetId: tenantId, requestId: null, details: { name: input.name, idpOrgId: input.idpOrgId } });
+    await appendAudit(c, { tenantId, action: "tenant.create", actorUserId: null, actorKeyId: null, targetType: "tenant", targetId: tenantId, requestId: null, details: { name: input.name, idpOrgId: input.idpOrgId, adminUserId, adminEmail: input.adminEmail, keyId } });
     await recordChange(c, tenantId, "key", keyId);
     return { tenantId, adminUserId, apiKey };
   });
@@ -56,6 +56,7 @@ export async function ensureBootstrap(
       if (!(await findKeyByHash(c, hashApiKey(cfg.apiKey)))) {
         const keyId = newId("key");
         await insertKey(c, { id: keyId, tenantId: tenant.id, name: "bootstrap key", scope: "api", prefix: keyPrefix(cfg.apiKey), keyHash: hashApiKey(cfg.apiKey), createdBy: admin.id });
+        await appendAudit(c, { tenantId: tenant.id, action: "key.create", actorUserId: null, actorKeyId: null, targetType: "api_key", targetId: keyId, requestId: null, details: { name: "bootstrap key", scope: "api", owner: admin.id, via: "bootstrap" } });
         await recordChange(c, tenant.id, "key", keyId);
       }
       return out;
@@ -65,6 +66,7 @@ export async function ensureBootstrap(
       const key = generateApiKey("api");
       const keyId = newId("key");
       await insertKey(c, { id: keyId, tenantId: tenant.id, name: "admin key (first start)", scope: "api", prefix: keyPrefix(key), keyHash: hashApiKey(key), createdBy: admin.id });
+      await appendAudit(c, { tenantId: tenant.id, action: "key.create", actorUserId: null, actorKeyId: null, targetType: "api_key", targetId: keyId, requestId: null, details: { name: "admin key (first start)", scope: "api", owner: admin.id, via: "bootstrap" } });
       await recordChange(c, tenant.id, "key", keyId);
       out.apiKey = key;
     }

@@ -18,7 +18,24 @@ export const SidecarEnvSchema = z.object({
   PROVIDER_GOOGLE_URL: z.string().url().default("https://generativelanguage.googleapis.com"),
   PROVIDER_MISTRAL_URL: z.string().url().default("https://api.mistral.ai"),
   PROVIDER_COHERE_URL: z.string().url().default("https://api.cohere.com"),
+  /** Trace spool size cap in bytes; when full the oldest unacknowledged traces are dropped (counted, logged). */
+  SPOOL_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 * 1024 * 1024),
+  /** How long a response's last bytes may wait for its trace's group commit; 0 = do not wait. */
+  SPOOL_COMMIT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Debugging only: log each trace's prompt and completion text at debug level (never on by default). */
+  LOG_SENSITIVE: bool.default(false),
+  /** Graceful shutdown: how long to keep serving after SIGTERM with /readyz failing (load balancers catch up). */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  /** Graceful shutdown: the most time in-flight requests (streams included) get before connections are cut. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(25_000),
+  /** OpenTelemetry export of one span per proxied request: off unless an endpoint is set (OTLP/HTTP JSON). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default("agentgov-sidecar"),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  OTEL_SDK_DISABLED: bool.default(false),
 });
 
 export type SidecarConfig = z.infer<typeof SidecarEnvSchema>;

@@ -118,6 +118,8 @@ class AnthropicObserver implements StreamObserver {
   private readonly texts = new Map<number, string>();
   private readonly tools = new Map<number, ToolCallFact>();
   private usageRaw: JsonObject | undefined;
+  /** Usage is final only once message_delta reported it (message_start holds output_tokens ≈ 1). */
+  private usageFinal = false;
   private model: string | undefined;
   private finishReason: string | undefined;
   private errorMessage: string | undefined;
@@ -133,7 +135,7 @@ class AnthropicObserver implements StreamObserver {
       completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
     };
-    if (this.usageRaw) facts.usage = anthropicUsage(this.usageRaw);
+    if (this.usageRaw && this.usageFinal) facts.usage = anthropicUsage(this.usageRaw);
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
@@ -174,6 +176,7 @@ class AnthropicObserver implements StreamObserver {
           const merged: JsonObject = { ...(this.usageRaw ?? {}) };
           for (const [k, v] of Object.entries(payload.usage)) if (v !== null && v !== undefined) merged[k] = v;
           this.usageRaw = merged;
+          this.usageFinal = true;
         }
         break;
       }

@@ -214,8 +214,13 @@ class GoogleObserver implements StreamObserver {
       this.errorMessage = error;
       return;
     }
-    // usageMetadata is cumulative: the last chunk's counts are the totals.
-    if (isObject(json.usageMetadata)) this.usage = googleUsage(json.usageMetadata);
+    // usageMetadata is cumulative; only the last chunk (finishReason set, candidatesTokenCount present)
+    // holds the totals; earlier chunks carry the prompt count alone and are not final usage.
+    const finished = asArray(json.candidates).some((c) => isObject(c) && c.finishReason !== undefined);
+    const meta = json.usageMetadata;
+    if (isObject(meta) && (finished || meta.candidatesTokenCount !== undefined || meta.thoughtsTokenCount !== undefined)) {
+      this.usage = googleUsage(meta);
+    }
     this.model = asString(json.modelVersion) ?? this.model;
     asArray(json.candidates).forEach((raw, position) => {
       if (!isObject(raw)) return;

@@ -24,14 +24,19 @@ export type SlotCollector = (body: unknown) => TextSlot[];
 /** Collects groups of output slots: slots of a group are concatenated, groups are joined by "\n\n". */
 export type GroupCollector = (json: unknown) => TextSlot[][];
 
-export function readSlots(body: unknown, collect: SlotCollector): string[] {
-  return collect(body).map((s) => s.get());
+/** Non-empty slots only: an empty text part is no part of the prompt. */
+function nonEmpty(slots: TextSlot[]): TextSlot[] {
+  return slots.filter((s) => s.get() !== "");
 }
 
-/** A deep copy of body with fn applied once per slot, in slot order. */
+export function readSlots(body: unknown, collect: SlotCollector): string[] {
+  return nonEmpty(collect(body)).map((s) => s.get());
+}
+
+/** A deep copy of body with fn applied once per non-empty slot, in slot order. */
 export function mapSlots(body: unknown, collect: SlotCollector, fn: (text: string) => string): unknown {
   const copy = cloneJson(body);
-  for (const s of collect(copy)) s.set(fn(s.get()));
+  for (const s of nonEmpty(collect(copy))) s.set(fn(s.get()));
   return copy;
 }
 

@@ -84,13 +84,14 @@ export interface ProviderAdapter {
    * Throws {@link ProviderRequestError} when a governed path cannot be forwarded (Google spec path without a model).
    */
   resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null;
-  /** Input text parts in order, system first (see promptParts). */
+  /** Non-empty input text parts in order, system first (each adapter documents which fields count as text). */
   promptParts(body: unknown): string[];
   /** promptParts(body).join("\n\n"). */
   promptText(body: unknown): string;
   /**
    * A deep copy of body with fn applied to every input text part. fn is called exactly once per part,
-   * in promptParts order, so promptParts(mapPromptText(b, f)) equals promptParts(b).map(f).
+   * in promptParts order, so promptParts(mapPromptText(b, f)) equals promptParts(b).map(f) (for an fn
+   * that never turns a non-empty text into "", as redaction never does).
    */
   mapPromptText(body: unknown, fn: (text: string) => string): unknown;
   /** Facts of a complete (non-streamed) JSON answer, error bodies included. */

@@ -1,12 +1,17 @@
-// Sync.Watch client: applies the snapshot and deltas, persists the state, reconnects with jittered
-// backoff and resumes from its version; a stream silent for longer than STALL_MS is dropped and redone.
+// Sync.Watch client: applies the snapshot and deltas (each one replaces the whole immutable state, so a
+// request sees the old or the new policy set, never a mix), persists the state off the request path,
+// reconnects with jittered backoff and resumes from its version (the server answers a resume with deltas
+// only, or with a snapshot when it no longer holds the changes). A dead connection is noticed by HTTP/2
+// PINGs on the transport (10 s interval, 5 s timeout) and, as a backstop, by a stream that stays silent
+// for STALL_MS although the server sends a heartbeat every 10 s.
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { SyncService, WatchRequestSchema } from "@agentgov/proto";
 import { applyDelta, fromSnapshot, type GovernanceState } from "../state/governance-state.js";
-import { saveSnapshot } from "./snapshot-file.js";
+import { SnapshotWriter } from "./snapshot-file.js";
+import { abortableSleep, backoffMs } from "./backoff.js";
 
-const STALL_MS = 30_000;
+export const STALL_MS = 30_000;
 
 export interface SyncEvents {
   onState(s: GovernanceState): void;
@@ -14,40 +19,85 @@ export interface SyncEvents {
   onError(e: unknown): void;
 }
 
+export interface SyncStats {
+  connected: boolean;
+  version: bigint;
+  /** Last message from the control plane (snapshot, delta or heartbeat), or the persisted snapshot's time; 0 = never. */
+  lastContactMs: number;
+  snapshots: number;
+  deltas: number;
+  heartbeats: number;
+  /** Streams opened after the first one. */
+  reconnects: number;
+}
+
+/** A typed abort reason for a silent stream. */
+export class SyncStallError extends Error {
+  constructor() {
+    super(`sync stream silent for ${STALL_MS / 1000} s`);
+    this.name = "SyncStallError";
+  }
+}
+
+export interface SyncClientOptions {
+  /** Time of the persisted snapshot the state came from (0 when none). */
+  persistedAtMs?: number;
+  stallMs?: number;
+}
+
 export class SyncClient {
   private readonly client: Client<typeof SyncService>;
   private readonly abort = new AbortController();
+  private readonly writer: SnapshotWriter;
   private running: Promise<void> | undefined;
   private readyResolve: (() => void) | undefined;
-  /** Resolves once a snapshot from the control plane has been applied. */
+  private readonly counters: SyncStats;
+  private readonly stallMs: number;
+  /** Resolves once the control plane has answered (snapshot, delta or heartbeat). */
   readonly firstSync: Promise<void>;
 
   constructor(
     transport: Transport,
     private readonly key: string,
     private state: GovernanceState,
-    private readonly snapshotPath: string,
+    snapshotPath: string,
     private readonly events: SyncEvents,
     private readonly sidecarId: string,
+    opts: SyncClientOptions = {},
   ) {
     this.client = createClient(SyncService, transport);
     this.firstSync = new Promise((r) => (this.readyResolve = r));
+    this.writer = new SnapshotWriter(snapshotPath, (e) => events.onError(e));
+    this.stallMs = opts.stallMs ?? STALL_MS;
+    this.counters = { connected: false, version: state.version, lastContactMs: opts.persistedAtMs ?? 0, snapshots: 0, deltas: 0, heartbeats: 0, reconnects: 0 };
   }
 
   start(): void {
     this.running ??= this.loop();
   }
 
+  stats(): SyncStats {
+    return { ...this.counters, version: this.state.version };
+  }
+
+  private setConnected(c: boolean): void {
+    if (this.counters.connected === c) return;
+    this.counters.connected = c;
+    this.events.onConnected(c);
+  }
+
   private async loop(): Promise<void> {
     let attempt = 0;
+    let streams = 0;
     while (!this.abort.signal.aborted) {
+      if (streams++ > 0) this.counters.reconnects++;
       const streamAbort = new AbortController();
       const onStop = () => streamAbort.abort();
       this.abort.signal.addEventListener("abort", onStop);
       let stall: NodeJS.Timeout | undefined;
       const arm = () => {
         if (stall) clearTimeout(stall);
-        stall = setTimeout(() => streamAbort.abort(new Error("sync stream silent for 30 s")), STALL_MS);
+        stall = setTimeout(() => streamAbort.abort(new SyncStallError()), this.stallMs);
       };
       try {
         arm();
@@ -57,17 +107,22 @@ export class SyncClient {
         });
         for await (const msg of stream) {
           arm();
-          if (attempt > 0 || msg.kind.case === "snapshot") this.events.onConnected(true);
+          this.counters.lastContactMs = Date.now();
+          this.setConnected(true);
           attempt = 0;
           if (msg.kind.case === "snapshot") {
+            this.counters.snapshots++;
             this.publish(fromSnapshot(msg.version, msg.kind.value));
-            this.readyResolve?.();
           } else if (msg.kind.case === "delta") {
+            this.counters.deltas++;
             this.publish(applyDelta(this.state, msg.version, msg.kind.value));
-            this.readyResolve?.();
           } else {
-            this.readyResolve?.();
+            this.counters.heartbeats++;
+            // A heartbeat's version says every change up to it has been sent on this stream.
+            if (msg.version > this.state.version && this.state.tenantId !== "") this.publish({ ...this.state, version: msg.version });
+            else this.writer.touch();
           }
+          this.readyResolve?.();
         }
       } catch (e) {
         if (!this.abort.signal.aborted) this.events.onError(e);
@@ -76,25 +131,22 @@ export class SyncClient {
         this.abort.signal.removeEventListener("abort", onStop);
       }
       if (this.abort.signal.aborted) break;
-      this.events.onConnected(false);
+      this.setConnected(false);
       attempt++;
-      const base = Math.min(5000, 100 * 2 ** Math.min(attempt, 6));
-      await new Promise((r) => setTimeout(r, base / 2 + Math.random() * (base / 2)));
+      await abortableSleep(backoffMs(attempt), this.abort.signal);
     }
   }
 
   private publish(s: GovernanceState): void {
     this.state = s;
     this.events.onState(s);
-    try {
-      saveSnapshot(this.snapshotPath, s);
-    } catch (e) {
-      this.events.onError(e);
-    }
+    this.writer.save(s);
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
     await this.running;
+    this.setConnected(false);
+    await this.writer.flush();
   }
 }

@@ -1,36 +1,45 @@
 // The last good governance state on disk, so a sidecar can start and enforce while the control plane
-// is unreachable (fail static). Written atomically: temp file, fsync, rename.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from "node:fs";
+// is unreachable (fail static). Written atomically (temp file, fsync, rename) off the request path:
+// `SnapshotWriter` coalesces bursts of deltas into one write of the newest state. The file's mtime is
+// the last time the control plane confirmed the state (a write, or a touch on each heartbeat), so the
+// snapshot's age survives a restart.
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { mkdir, open, rename, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { SnapshotSchema, WatchResponseSchema } from "@agentgov/proto";
 import { fromSnapshot, type GovernanceState } from "../state/governance-state.js";
 
-export function saveSnapshot(path: string, s: GovernanceState): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const msg = create(WatchResponseSchema, {
-    version: s.version,
-    kind: {
-      case: "snapshot",
-      value: create(SnapshotSchema, {
-        tenantId: s.tenantId,
-        agents: [...s.agents.values()],
-        policies: [...s.policies.values()],
-        keys: [...s.keysByHash.values()],
-        spend: [...s.spend.values()],
-      }),
-    },
-  });
-  const bytes = toBinary(WatchResponseSchema, msg);
+export function encodeSnapshot(s: GovernanceState): Uint8Array {
+  return toBinary(
+    WatchResponseSchema,
+    create(WatchResponseSchema, {
+      version: s.version,
+      kind: {
+        case: "snapshot",
+        value: create(SnapshotSchema, {
+          tenantId: s.tenantId,
+          agents: [...s.agents.values()],
+          policies: [...s.policies.values()],
+          keys: [...s.keysByHash.values()],
+          spend: [...s.spend.values()],
+        }),
+      },
+    }),
+  );
+}
+
+export async function saveSnapshot(path: string, s: GovernanceState): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, "w", 0o600);
+  const fh = await open(tmp, "w", 0o600);
   try {
-    writeSync(fd, bytes);
-    fsyncSync(fd);
+    await fh.write(encodeSnapshot(s));
+    await fh.sync();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
-  renameSync(tmp, path);
+  await rename(tmp, path);
 }
 
 export function loadSnapshot(path: string): { state: GovernanceState; savedAtMs: number } | undefined {
@@ -41,5 +50,54 @@ export function loadSnapshot(path: string): { state: GovernanceState; savedAtMs:
     return { state: fromSnapshot(msg.version, msg.kind.value), savedAtMs: statSync(path).mtimeMs };
   } catch {
     return undefined;
+  }
+}
+
+/** Persists the newest state handed to it, one write at a time; `touch` records a confirmation without rewriting. */
+export class SnapshotWriter {
+  private next: GovernanceState | undefined;
+  private touchWanted = false;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly onError: (e: unknown) => void,
+  ) {}
+
+  save(s: GovernanceState): void {
+    this.next = s;
+    this.kick();
+  }
+
+  touch(): void {
+    this.touchWanted = true;
+    this.kick();
+  }
+
+  private kick(): void {
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+  }
+
+  private async drain(): Promise<void> {
+    while (this.next || this.touchWanted) {
+      const s = this.next;
+      this.next = undefined;
+      const touch = this.touchWanted;
+      this.touchWanted = false;
+      try {
+        if (s) await saveSnapshot(this.path, s);
+        else if (touch && existsSync(this.path)) {
+          const now = new Date();
+          await utimes(this.path, now, now);
+        }
+      } catch (e) {
+        this.onError(e);
+      }
+    }
+  }
+
+  /** Waits for pending writes (graceful stop). */
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
   }
 }

@@ -1,46 +1,45 @@
-// The queue of traces not yet acknowledged by the control plane.
+// The queue of traces not yet acknowledged by the control plane, as the shipper and the proxy see it.
+// The implementation is the durable on-disk spool (spool.ts).
 import type { Trace } from "@agentgov/proto";
 
-export interface TraceQueue {
-  append(t: Trace): void;
-  /** Up to n queued traces, oldest first, skipping ids in `exclude`. */
-  peek(n: number, exclude: ReadonlySet<string>): Trace[];
-  remove(ids: readonly string[]): Promise<void>;
-  size(): number;
-  onAppend(fn: () => void): void;
-  close(): Promise<void>;
+export interface SpoolStats {
+  /** Traces appended and not yet acknowledged (nor dropped). */
+  depth: number;
+  /** Bytes the spool holds on disk (segment files, acknowledged records included until compaction). */
+  bytes: number;
+  maxBytes: number;
+  /** Age of the oldest unacknowledged trace (by its timestamp), 0 when empty. */
+  oldestAgeMs: number;
+  segments: number;
+  /** Highest `depth` / `bytes` seen since the process started. */
+  highWaterDepth: number;
+  highWaterBytes: number;
+  appendedTotal: number;
+  ackedTotal: number;
+  /** Unacknowledged traces dropped because the spool was full (oldest first). */
+  droppedTotal: number;
+  /** Traces replayed from disk at start. */
+  replayedTotal: number;
+  /** Damaged bytes moved to the quarantine directory, and how many damaged ranges they were. */
+  quarantinedBytes: number;
+  quarantinedRanges: number;
+  /** Failed writes or fsyncs (the traces stay in memory and are still shipped). */
+  writeErrors: number;
+  /** Group commits (one write + fdatasync each). */
+  commits: number;
 }
 
-/** In-memory queue (traces are lost if the process dies; the on-disk spool replaces it). */
-export class MemoryTraceQueue implements TraceQueue {
-  private readonly items = new Map<string, Trace>();
-  private listeners: (() => void)[] = [];
-
-  append(t: Trace): void {
-    this.items.set(t.id, t);
-    for (const l of this.listeners) l();
-  }
-
-  peek(n: number, exclude: ReadonlySet<string>): Trace[] {
-    const out: Trace[] = [];
-    for (const t of this.items.values()) {
-      if (out.length >= n) break;
-      if (!exclude.has(t.id)) out.push(t);
-    }
-    return out;
-  }
-
-  async remove(ids: readonly string[]): Promise<void> {
-    for (const id of ids) this.items.delete(id);
-  }
-
-  size(): number {
-    return this.items.size;
-  }
-
-  onAppend(fn: () => void): void {
-    this.listeners.push(fn);
-  }
-
-  async close(): Promise<void> {}
+export interface TraceQueue {
+  /** Queues a trace; the promise resolves once it is on disk (never rejects). */
+  append(t: Trace): Promise<void>;
+  /** Up to `n` traces that are on disk, oldest first, skipping ids in `exclude`, at most about `maxBytes` encoded. */
+  peek(n: number, exclude: ReadonlySet<string>, maxBytes?: number): Promise<Trace[]>;
+  /** The control plane acknowledged (or rejected for good) these traces: forget them. */
+  remove(ids: readonly string[]): Promise<void>;
+  /** Unacknowledged traces. */
+  size(): number;
+  /** Called when traces become ready to ship. */
+  onAppend(fn: () => void): void;
+  stats(): SpoolStats;
+  close(): Promise<void>;
 }

@@ -1,17 +1,39 @@
-// Ships traces to the control plane over Ingest (bidi stream): batches go out, and a trace leaves the
-// queue only when the control plane acknowledges it (or rejects it for good). On any stream failure
-// every unacknowledged trace is sent again; trace ids make redelivery idempotent.
+// Ships spooled traces to the control plane over Ingest (bidi stream): batches go out, and a trace leaves
+// the spool only when the control plane acknowledges it (or rejects it for good). On any stream failure
+// — including a batch left unanswered for ACK_TIMEOUT_MS, which catches a silently dead connection —
+// every unacknowledged trace is sent again after a jittered backoff; trace ids make redelivery idempotent.
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { IngestService, UploadRequestSchema, type Trace, type UploadRequest } from "@agentgov/proto";
+import { IngestService, UploadRequestSchema, type UploadRequest } from "@agentgov/proto";
 import type { TraceQueue } from "./queue.js";
+import { abortableSleep, backoffMs } from "../sync/backoff.js";
 
 const BATCH = 500;
+/** Encoded bytes per batch (well under the 4 MiB message limit common gRPC peers apply). */
+const BATCH_BYTES = 2 * 1024 * 1024;
 const MAX_IN_FLIGHT_BATCHES = 8;
+const ACK_TIMEOUT_MS = 60_000;
+/** An idle stream is closed after this long without traces to send. */
+const IDLE_CLOSE_MS = 5_000;
 
 export interface ShipperEvents {
   onError(e: unknown): void;
   onRejected(traceId: string, reason: string): void;
+}
+
+export interface ShipperStats {
+  connected: boolean;
+  batchesSent: number;
+  streamFailures: number;
+  lastAckAtMs: number;
+}
+
+/** A typed abort reason for an Ingest stream. */
+export class IngestStallError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "IngestStallError";
+  }
 }
 
 export class TraceShipper {
@@ -19,6 +41,7 @@ export class TraceShipper {
   private readonly abort = new AbortController();
   private running: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  private readonly counters: ShipperStats = { connected: false, batchesSent: 0, streamFailures: 0, lastAckAtMs: 0 };
 
   constructor(
     transport: Transport,
@@ -32,6 +55,10 @@ export class TraceShipper {
 
   start(): void {
     this.running ??= this.loop();
+  }
+
+  stats(): ShipperStats {
+    return { ...this.counters };
   }
 
   private sleep(ms: number): Promise<void> {
@@ -51,7 +78,7 @@ export class TraceShipper {
   private async loop(): Promise<void> {
     let attempt = 0;
     while (!this.abort.signal.aborted) {
-      if (this.queue.size() === 0) {
+      if ((await this.queue.peek(1, new Set())).length === 0) {
         await this.sleep(1000);
         continue;
       }
@@ -59,46 +86,78 @@ export class TraceShipper {
         await this.session();
         attempt = 0;
       } catch (e) {
+        this.counters.connected = false;
         if (this.abort.signal.aborted) break;
+        this.counters.streamFailures++;
         this.events.onError(e);
         attempt++;
-        const base = Math.min(5000, 100 * 2 ** Math.min(attempt, 6));
-        await new Promise((r) => setTimeout(r, base / 2 + Math.random() * (base / 2)));
+        await abortableSleep(backoffMs(attempt), this.abort.signal);
       }
     }
   }
 
-  /** One Ingest stream: sends what is queued, and ends once everything sent is acknowledged and the queue is empty. */
+  /** One Ingest stream: sends what is spooled and ends once everything sent is acknowledged and nothing new came for a while. */
   private async session(): Promise<void> {
-    const inFlight = new Map<bigint, Trace[]>();
+    const inFlight = new Map<bigint, { ids: string[]; sentAt: number }>();
     const sent = new Set<string>();
+    const streamAbort = new AbortController();
+    const onStop = () => streamAbort.abort();
+    this.abort.signal.addEventListener("abort", onStop);
     let batchId = 0n;
     let finished = false;
     let wakeSender: (() => void) | undefined;
     const self = this;
+    const waitForWork = (ms: number) =>
+      new Promise<void>((r) => {
+        const t = setTimeout(() => {
+          wakeSender = undefined;
+          r();
+        }, ms);
+        wakeSender = () => {
+          clearTimeout(t);
+          wakeSender = undefined;
+          r();
+        };
+      });
+    // While the stream is open, newly spooled traces wake its sender.
+    this.wake = () => wakeSender?.();
+    const watchdog = setInterval(() => {
+      const now = Date.now();
+      for (const b of inFlight.values()) {
+        if (now - b.sentAt > ACK_TIMEOUT_MS) {
+          streamAbort.abort(new IngestStallError(`no acknowledgement from the control plane for ${ACK_TIMEOUT_MS} ms`));
+          return;
+        }
+      }
+    }, 1000);
 
     async function* requests(): AsyncGenerator<UploadRequest> {
-      while (!finished && !self.abort.signal.aborted) {
+      let idleSince = Date.now();
+      while (!finished && !streamAbort.signal.aborted) {
         if (inFlight.size >= MAX_IN_FLIGHT_BATCHES) {
-          await new Promise<void>((r) => (wakeSender = r));
+          await waitForWork(1000);
           continue;
         }
-        const next = self.queue.peek(BATCH, sent);
+        const next = await self.queue.peek(BATCH, sent, BATCH_BYTES);
         if (next.length === 0) {
-          if (inFlight.size === 0) return;
-          await new Promise<void>((r) => (wakeSender = r));
+          if (inFlight.size === 0 && Date.now() - idleSince >= IDLE_CLOSE_MS) return;
+          await waitForWork(inFlight.size === 0 ? IDLE_CLOSE_MS : 1000);
           continue;
         }
+        idleSince = Date.now();
         batchId++;
         for (const t of next) sent.add(t.id);
-        inFlight.set(batchId, next);
+        inFlight.set(batchId, { ids: next.map((t) => t.id), sentAt: Date.now() });
+        self.counters.batchesSent++;
         yield create(UploadRequestSchema, { batchId, traces: next });
       }
     }
 
-    const responses = this.client.upload(requests(), { headers: { authorization: `Bearer ${this.key}` }, signal: this.abort.signal });
+    const responses = this.client.upload(requests(), { headers: { authorization: `Bearer ${this.key}` }, signal: streamAbort.signal });
     try {
       for await (const res of responses) {
+        this.counters.connected = true;
+        this.counters.lastAckAtMs = Date.now();
         inFlight.delete(res.batchId);
         const done = [...res.ackedTraceIds, ...res.rejected.map((r) => r.traceId)];
         for (const r of res.rejected) this.events.onRejected(r.traceId, r.reason);
@@ -106,8 +165,12 @@ export class TraceShipper {
         for (const id of done) sent.delete(id);
         wakeSender?.();
       }
+      if (inFlight.size > 0) throw new IngestStallError(`the control plane ended the stream with ${inFlight.size} batches unacknowledged`);
     } finally {
       finished = true;
+      clearInterval(watchdog);
+      this.abort.signal.removeEventListener("abort", onStop);
+      this.wake = undefined;
       wakeSender?.();
     }
   }

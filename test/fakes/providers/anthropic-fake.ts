@@ -2,7 +2,6 @@
 // ping / message_delta / message_stop), POST /v1/messages/count_tokens, native error bodies.
 import type { FakeContext, FakeReply } from "./reply.js";
 import { bearer, chunks, completionText, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
-import type { FakeError } from "./types.js";
 
 type Headers = Record<string, string>;
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";

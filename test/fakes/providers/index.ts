@@ -3,3 +3,6 @@ export { startFakeProviders } from "./server.js";
 export { rawRequest } from "./raw-client.js";
 export type { RawResponse } from "./raw-client.js";
 export type { FakeError, FakeProviderName, FakeProviders, FakeScript, FakeToolCall, FakeUsage, RecordedRequest } from "./types.js";
+export { nativeRequest } from "./native-requests.js";
+export type { NativeRequest } from "./native-requests.js";
+export { fetchWithAppendedEvent } from "./error-splice.js";

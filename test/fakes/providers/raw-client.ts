@@ -25,7 +25,10 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
       (res) => {
         const chunks: Buffer[] = [];
         let aborted = false;
+        let done = false;
         const finish = () => {
+          if (done) return;
+          done = true;
           const bytes = Buffer.concat(chunks);
           resolve({ status: res.statusCode ?? 0, headers: res.headers, chunks, bytes, text: bytes.toString("utf8"), aborted });
         };
@@ -36,6 +39,10 @@ export function rawRequest(url: string, options: { method?: string; headers?: Re
         });
         res.on("error", () => {
           aborted = true;
+          finish();
+        });
+        res.on("close", () => {
+          if (!res.complete) aborted = true;
           finish();
         });
       },

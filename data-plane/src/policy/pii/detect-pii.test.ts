@@ -110,11 +110,16 @@ test("types option restricts the search", (t) => {
 });
 
 test("minScore option: weak context-less matches surface only when asked", (t) => {
-  const text = "id 4155550132";
+  const text = "ref 512447890";
   t.deepEqual(detectPii(text), []);
-  const weak = detectPii(text, { minScore: 0.2 });
-  t.is(weak.length, 1);
-  t.is(weak[0]!.entityType, "phone");
+  const weak = detectPii(text, { minScore: 0.01 });
+  t.deepEqual(weak.map((f) => [f.entityType, f.score]), [["ssn", 0.05]]);
+});
+
+test("bare digit runs are phones only next to a phone word", (t) => {
+  t.deepEqual(found("id 4155550132"), []);
+  t.deepEqual(detectPii("id 4155550132", { minScore: 0 }).filter((f) => f.entityType === "phone"), []);
+  t.deepEqual(found("call me on 4155550132"), [["phone", "4155550132"]]);
 });
 
 test("findings are sorted, non-overlapping, with UTF-16 offsets", (t) => {

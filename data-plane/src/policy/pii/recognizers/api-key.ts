@@ -4,33 +4,33 @@ import { boostWithContext, CONTEXT_BOOST } from "../context.js";
 import { scanAfterContext } from "../near-context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
-// One alternation per provider prefix; every quantifier is bounded.
+// One alternative per provider: [literal prefix, body]. Each alternative re-checks, right after its
+// prefix, that the prefix does not continue a longer token: a look-behind placed there keeps the
+// engine's fast literal-prefix scan and stops attempts that start inside a run ("sk-sk-sk-…").
+const KEY_ALTERNATIVES: readonly [string, string][] = [
+  ["(?:AKIA|ASIA|ABIA|ACCA)", "[A-Z0-9]{16}"], // AWS access key id
+  ["gh[pousr]_", "[A-Za-z0-9]{36,251}"], // GitHub classic tokens
+  ["github_pat_", "[A-Za-z0-9_]{22,255}"], // GitHub fine-grained PAT
+  ["xox[abposr]-", "[A-Za-z0-9-]{10,250}"], // Slack tokens
+  ["sk-ant-", "[A-Za-z0-9_-]{32,250}"], // Anthropic
+  ["sk-", "(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}"], // OpenAI
+  ["AIza", "[0-9A-Za-z_-]{35}"], // Google API key
+  ["[sr]k_(?:live|test)_", "[0-9A-Za-z]{16,247}"], // Stripe secret / restricted
+  ["glpat-", "[0-9A-Za-z_-]{20,64}"], // GitLab PAT
+  ["hf_", "[A-Za-z0-9]{30,40}"], // Hugging Face
+  ["npm_", "[A-Za-z0-9]{36}"], // npm
+  ["SG\\.", "[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{16,64}"], // SendGrid
+  ["eyJ", "[A-Za-z0-9_-]{8,2000}\\.eyJ[A-Za-z0-9_-]{8,4000}\\.[A-Za-z0-9_-]{8,2000}"], // JWT
+  ["-----BEGIN ", "[A-Z ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s]{0,8192}-----END [A-Z ]{0,24}PRIVATE KEY-----"], // PEM
+];
 const KEY_RE = new RegExp(
-  "(?:" +
-    [
-      "(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", // AWS access key id
-      "gh[pousr]_[A-Za-z0-9]{36,251}", // GitHub classic tokens
-      "github_pat_[A-Za-z0-9_]{22,255}", // GitHub fine-grained PAT
-      "xox[abposr]-[A-Za-z0-9-]{10,250}", // Slack tokens
-      "sk-ant-[A-Za-z0-9_-]{32,250}", // Anthropic
-      "sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}", // OpenAI
-      "AIza[0-9A-Za-z_-]{35}", // Google API key
-      "(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}", // Stripe secret / restricted
-      "glpat-[0-9A-Za-z_-]{20,64}", // GitLab PAT
-      "hf_[A-Za-z0-9]{30,40}", // Hugging Face
-      "npm_[A-Za-z0-9]{36}", // npm
-      "SG\\.[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{16,64}", // SendGrid
-      "eyJ[A-Za-z0-9_-]{8,2000}\\.eyJ[A-Za-z0-9_-]{8,4000}\\.[A-Za-z0-9_-]{8,2000}", // JWT
-      "-----BEGIN [A-Z ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s]{0,8192}-----END [A-Z ]{0,24}PRIVATE KEY-----", // PEM
-    ].join("|") +
-    ")(?![A-Za-z0-9_-])",
+  "(?:" + KEY_ALTERNATIVES.map(([prefix, body]) => `${prefix}(?<![A-Za-z0-9_-]${prefix})${body}`).join("|") + ")(?![A-Za-z0-9_-])",
   "g",
 );
 // AWS secret access keys have no prefix: 40 base64 characters, reported only next to a context word.
 const AWS_SECRET_RE = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 const AWS_SECRET_CONTEXT_RE = /aws|secret|access.?key|credential/gi;
 const AWS_SECRET_SCORE = 0.1 + CONTEXT_BOOST;
-const KEY_CHAR_RE = /[A-Za-z0-9_-]/;
 const CONTEXT_RE = /\b(?:key|token|secret|api|apikey|password|credential|bearer|authorization)\b/i;
 
 const HAS_DIGIT = /\d/;
@@ -63,8 +63,6 @@ export const apiKeyRecognizer: Recognizer = {
     let m: RegExpExecArray | null;
     while ((m = KEY_RE.exec(text)) !== null) {
       const start = m.index;
-      // Look-behind done by hand: a leading (?<!…) would defeat the regex engine's prefix scan.
-      if (start > 0 && KEY_CHAR_RE.test(text[start - 1]!)) continue;
       const score = keyScore(m[0]);
       if (score === 0) continue;
       out.push({ entityType: "api_key", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });

@@ -27,6 +27,13 @@ function hasEnoughHexContent(candidate: string): boolean {
   return /\d/.test(candidate) && groups.length >= 1;
 }
 
+/** Index just past the run of address-token characters that contains `i`. */
+function endOfTokenRun(text: string, i: number): number {
+  let j = i;
+  while (j < text.length && TOKEN_CHAR_RE.test(text[j]!)) j++;
+  return j;
+}
+
 function scanIpv6(text: string, out: PiiFinding[]): void {
   IPV6_TRIGGER_RE.lastIndex = 0;
   let t: RegExpExecArray | null;
@@ -35,14 +42,15 @@ function scanIpv6(text: string, out: PiiFinding[]): void {
     let start = t.index;
     while (start > 0 && t.index - start < 4 && HEX_CHAR_RE.test(text[start - 1]!)) start--;
     const next = t.index + 1;
+    // Nothing valid starts inside a token run (the address must not follow [\w:.]): skip the run.
     if (start > 0 && TOKEN_CHAR_RE.test(text[start - 1]!)) {
-      IPV6_TRIGGER_RE.lastIndex = next;
+      IPV6_TRIGGER_RE.lastIndex = endOfTokenRun(text, next);
       continue;
     }
     IPV6_RE.lastIndex = start;
     const m = IPV6_RE.exec(text);
     if (m === null) {
-      IPV6_TRIGGER_RE.lastIndex = next;
+      IPV6_TRIGGER_RE.lastIndex = endOfTokenRun(text, next);
       continue;
     }
     const raw = m[0];

@@ -3,7 +3,7 @@
 
 import { isValidPhoneNumber } from "libphonenumber-js/max";
 import type { CountryCode } from "libphonenumber-js/max";
-import { boostWithContext } from "../context.js";
+import { boostWithContext, hasContextBefore } from "../context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
 // A run of digits and phone punctuation that starts with "+", "(" or a digit and ends with a digit,
@@ -25,8 +25,14 @@ const NATIONAL_SHAPES: readonly { country: CountryCode; shape: RegExp }[] = [
 ];
 const NATIONAL_CONTIGUOUS: readonly CountryCode[] = ["GB", "DE", "FR", "IN"];
 
-const VALIDITY_CACHE_LIMIT = 512;
+/** Candidate → validity, oldest entry evicted first; conversations resend the same numbers every turn. */
+const VALIDITY_CACHE_LIMIT = 2048;
 const validityCache = new Map<string, boolean>();
+
+/** Empties the per-candidate validity cache (benchmarks use it to measure cold validation). */
+export function resetPhoneValidityCache(): void {
+  validityCache.clear();
+}
 
 function cachedValid(candidate: string, country: CountryCode | undefined): boolean {
   const key = country === undefined ? candidate : country + "|" + candidate;
@@ -38,7 +44,10 @@ function cachedValid(candidate: string, country: CountryCode | undefined): boole
   } catch {
     ok = false; // libphonenumber throws on some malformed input; treat as not a phone
   }
-  if (validityCache.size >= VALIDITY_CACHE_LIMIT) validityCache.clear();
+  if (validityCache.size >= VALIDITY_CACHE_LIMIT) {
+    const oldest = validityCache.keys().next();
+    if (oldest.done !== true) validityCache.delete(oldest.value);
+  }
   validityCache.set(key, ok);
   return ok;
 }
@@ -52,8 +61,12 @@ function countDigits(s: string): number {
   return n;
 }
 
-/** Base score of a candidate that is a valid phone number, or 0 when it is not one. */
-export function phoneCandidateScore(candidate: string): number {
+/**
+ * Base score of a candidate that is a valid phone number, or 0 when it is not one.
+ * `contextPresent` is asked only for bare digit runs, which count only next to a phone word
+ * (so libphonenumber is not run on every order number or timestamp).
+ */
+export function phoneCandidateScore(candidate: string, contextPresent: () => boolean = () => true): number {
   const digits = countDigits(candidate);
   if (digits < 7 || digits > 15) return 0;
   if (DATE_SHAPE_RE.test(candidate) || DOTTED_QUAD_RE.test(candidate)) return 0;
@@ -62,6 +75,7 @@ export function phoneCandidateScore(candidate: string): number {
   if (candidate.startsWith("00")) return digits >= 10 && cachedValid("+" + candidate.slice(2), undefined) ? 0.75 : 0;
   if (CONTIGUOUS_RE.test(candidate)) {
     // Bare digit runs (order ids, Unix timestamps…) count only with a phone context word.
+    if (!contextPresent()) return 0;
     if ((digits === 10 || (digits === 11 && first === 49)) && cachedValid(candidate, "US")) return 0.3;
     if (first === 48 /* 0 */) {
       for (const c of NATIONAL_CONTIGUOUS) if (cachedValid(candidate, c)) return 0.3;
@@ -81,9 +95,9 @@ export const phoneRecognizer: Recognizer = {
     PHONE_RE.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = PHONE_RE.exec(text)) !== null) {
-      const score = phoneCandidateScore(m[0]);
-      if (score === 0) continue;
       const start = m.index;
+      const score = phoneCandidateScore(m[0], () => hasContextBefore(text, start, CONTEXT_RE));
+      if (score === 0) continue;
       out.push({ entityType: "phone", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });
     }
   },

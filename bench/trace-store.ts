@@ -1,0 +1,316 @@
+// Benchmark of the ClickHouse trace store: writes N generated traces (30 days, 20 agents) in batches
+// and measures insert throughput, then p50/p95 latency of the reads the API serves: stats over 30 d,
+// stats grouped by agent, the first and a deep keyset page, an offset page with three filters, and a
+// trace detail read. Runs on chDB and, when CLICKHOUSE_URL is set, on the server.
+//
+//   node --import tsx bench/trace-store.ts [--rows 1000000] [--batch 5000] [--samples 30]
+//        [--engines chdb,server] [--data-dir DIR] [--keep]
+// Writes bench/results/trace-store.json and .md; results of earlier runs with another engine or row
+// count are kept there (a run replaces only its own engine × rows entries).
+
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, freemem, platform, release, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import {
+  create,
+  PiiDetectionSchema,
+  PolicyEvaluationSchema,
+  QualityScoreSchema,
+  SpanSchema,
+  TraceSchema,
+  type Trace,
+} from "@agentgov/proto";
+import { openTraceStore, type TraceStore } from "../control-plane/src/stores/clickhouse/index.js";
+import { ChdbEngine } from "../control-plane/src/stores/clickhouse/engine-chdb.js";
+import { ServerEngine } from "../control-plane/src/stores/clickhouse/engine-server.js";
+import { sql, sqlIdent } from "../control-plane/src/stores/clickhouse/sql-literal.js";
+import { seededRandom, traceId } from "../control-plane/src/stores/clickhouse/test-engines.js";
+
+const { values: args } = parseArgs({
+  options: {
+    rows: { type: "string", default: "1000000" },
+    batch: { type: "string", default: "5000" },
+    samples: { type: "string", default: "30" },
+    engines: { type: "string" },
+    "data-dir": { type: "string" },
+    keep: { type: "boolean", default: false },
+  },
+});
+const ROWS = Number(args.rows);
+const BATCH = Number(args.batch);
+const SAMPLES = Number(args.samples);
+const ENGINES = (args.engines ?? (process.env["CLICKHOUSE_URL"] ? "chdb,server" : "chdb")).split(",") as ("chdb" | "server")[];
+const TENANT = "ten_bench";
+const DAY = 86_400_000;
+const SPAN_DAYS = 30;
+
+const AGENTS = Array.from({ length: 20 }, (_, i) => ({ id: `agt_${String(i).padStart(2, "0")}`, name: `Agent ${i}` }));
+const MODELS = [
+  { provider: "openai", model: "gpt-4o-mini", inPrice: 0.15, outPrice: 0.6 },
+  { provider: "anthropic", model: "claude-3-5-haiku", inPrice: 0.8, outPrice: 4 },
+  { provider: "openai", model: "gpt-4o", inPrice: 2.5, outPrice: 10 },
+  { provider: "mistral", model: "mistral-large", inPrice: 2, outPrice: 6 },
+];
+const ENVIRONMENTS = ["production", "staging", "dev"];
+const WORDS = "the quick brown fox jumps over a lazy dog while agents call tools and models answer questions".split(" ");
+
+/** Batch `b` of the data set: timestamps spread evenly (with jitter) over the last 30 days. */
+function generateBatch(b: number, size: number, endMs: number, rnd: () => number): Trace[] {
+  const out: Trace[] = [];
+  for (let i = 0; i < size; i++) {
+    const n = b * size + i;
+    const ms = Math.floor(endMs - SPAN_DAYS * DAY + ((n + rnd()) / ROWS) * SPAN_DAYS * DAY);
+    const agent = AGENTS[Math.floor(rnd() * rnd() * AGENTS.length)]!; // skewed: low ids busier
+    const m = MODELS[Math.floor(rnd() * MODELS.length)]!;
+    const r = rnd();
+    const status = r < 0.85 ? "success" : r < 0.95 ? "error" : "blocked";
+    const input = 20 + Math.floor(rnd() * 3000);
+    const output = status === "success" ? Math.floor(rnd() * 1000) : 0;
+    const inputCost = (input * m.inPrice) / 1e6;
+    const outputCost = (output * m.outPrice) / 1e6;
+    const provider = 100 + -Math.log(1 - rnd()) * 700;
+    let prompt = "";
+    while (prompt.length < 200 + rnd() * 600) prompt += WORDS[Math.floor(rnd() * WORDS.length)] + " ";
+    const pii = rnd() < 0.1;
+    out.push(
+      create(TraceSchema, {
+        id: traceId(ms, rnd),
+        tenantId: TENANT,
+        agentId: agent.id,
+        agentName: agent.name,
+        environment: ENVIRONMENTS[Math.floor(rnd() * ENVIRONMENTS.length)]!,
+        sessionId: rnd() < 0.5 ? `sess_${Math.floor(rnd() * 1e6)}` : undefined,
+        provider: m.provider,
+        model: m.model,
+        status,
+        timestampMs: BigInt(ms),
+        requestId: `req_${n}`,
+        httpStatus: status === "success" ? 200 : status === "error" ? 500 : 403,
+        inputTokens: input,
+        outputTokens: output,
+        costUsd: inputCost + outputCost,
+        inputCost,
+        outputCost,
+        pricePerMillionInput: m.inPrice,
+        pricePerMillionOutput: m.outPrice,
+        priceVersion: "2026-01",
+        latencyMs: provider + 3,
+        providerMs: provider,
+        overheadMs: 3,
+        spans: [
+          create(SpanSchema, { stage: "policy_eval", durationMs: 0.4 }),
+          create(SpanSchema, { stage: "pii_scan", durationMs: 1.1 }),
+          create(SpanSchema, { stage: "provider", durationMs: provider }),
+          create(SpanSchema, { stage: "quality_score", durationMs: 2 }),
+        ],
+        injectionScore: Math.round(rnd() * rnd() * 1000) / 1000,
+        piiScanEnabled: true,
+        piiDetections: pii ? [create(PiiDetectionSchema, { entityType: "email", start: 5, end: 20, source: "prompt", score: 0.95 })] : [],
+        policyEvaluations: [
+          create(PolicyEvaluationSchema, { policyId: "pol_1", policyName: "pii", result: status === "blocked" ? "fail" : "pass", actionTaken: status === "blocked" ? "block" : "none" }),
+          create(PolicyEvaluationSchema, { policyId: "pol_2", policyName: "log", result: "pass", actionTaken: "log" }),
+        ],
+        policiesFired: status === "blocked" ? ["pol_1"] : [],
+        policiesEvaluated: 2,
+        policiesBlocked: status === "blocked" ? 1 : 0,
+        qualityScores: [create(QualityScoreSchema, { scorer: "relevance", score: rnd() })],
+        prompt,
+        completion: status === "success" ? prompt.slice(0, 300) : "",
+      }),
+    );
+  }
+  return out;
+}
+
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
+
+interface Timing {
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+  samples: number;
+}
+
+async function measure(fn: () => Promise<unknown>): Promise<Timing> {
+  for (let i = 0; i < 2; i++) await fn(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50Ms: round(quantile(times, 0.5)), p95Ms: round(quantile(times, 0.95)), maxMs: round(times[times.length - 1] ?? 0), samples: SAMPLES };
+}
+
+interface EngineResult {
+  date: string;
+  machine: string;
+  engine: string;
+  version: string;
+  rows: number;
+  insert: { batchSize: number; insertSeconds: number; tracesPerSecond: number; generateSeconds: number };
+  queries: Record<string, Timing>;
+  checks: Record<string, number | string>;
+}
+
+async function runEngine(kind: "chdb" | "server", dataDir: string): Promise<EngineResult> {
+  if (kind === "server" && !process.env["CLICKHOUSE_URL"]) throw new Error("--engines server needs CLICKHOUSE_URL");
+  const database = `bench_${Date.now().toString(36)}`;
+  const store: TraceStore = await openTraceStore({
+    url: kind === "server" ? process.env["CLICKHOUSE_URL"] : undefined,
+    user: process.env["CLICKHOUSE_USER"],
+    password: process.env["CLICKHOUSE_PASSWORD"],
+    database,
+    dataDir,
+    retentionDays: 30,
+  });
+  const raw = kind === "server" ? new ServerEngine({ url: process.env["CLICKHOUSE_URL"] ?? "" }) : await ChdbEngine.open(join(dataDir, "chdb"));
+  try {
+    const version = String((await raw.query(sql`SELECT version() AS v`))[0]?.["v"]);
+    const endMs = Date.now();
+    const rnd = seededRandom(2026);
+    let insertMs = 0;
+    let generateMs = 0;
+    const batches = Math.ceil(ROWS / BATCH);
+    let sample: Trace | undefined;
+    let deep: Trace | undefined;
+    for (let b = 0; b < batches; b++) {
+      const g0 = performance.now();
+      const traces = generateBatch(b, Math.min(BATCH, ROWS - b * BATCH), endMs, rnd);
+      generateMs += performance.now() - g0;
+      if (b === Math.floor(batches / 3)) deep = traces[0]; // ~20 days before the end
+      if (b === batches - 2) sample = traces[7];
+      const t0 = performance.now();
+      await store.insert(traces);
+      insertMs += performance.now() - t0;
+      if ((b + 1) % 100 === 0) process.stderr.write(`${kind}: ${((b + 1) * BATCH).toLocaleString()} rows, ${Math.round(((b + 1) * BATCH) / (insertMs / 1000))} traces/s\n`);
+    }
+    const now = new Date(endMs);
+    const since30 = new Date(endMs - 30 * DAY);
+    const queries: Record<string, Timing> = {};
+    queries["stats 30d"] = await measure(() => store.stats(TENANT, { since: since30, until: now }));
+    queries["stats 30d groupBy=agent"] = await measure(() => store.stats(TENANT, { since: since30, until: now, groupBy: "agent" }));
+    queries["stats 24h"] = await measure(() => store.stats(TENANT, { since: new Date(endMs - DAY), until: now }));
+    queries["listByCursor first page (30d window, limit 50)"] = await measure(() => store.listByCursor(TENANT, { since: since30, until: now, limit: 50 }));
+    const after = { timestampMs: Number(deep!.timestampMs), id: deep!.id };
+    queries["listByCursor deep page (~20 days back, limit 50)"] = await measure(() =>
+      store.listByCursor(TENANT, { since: since30, until: now, limit: 50, after }),
+    );
+    queries["listByOffset agentId+status+environment (limit 50)"] = await measure(() =>
+      store.listByOffset(TENANT, { limit: 50, offset: 0, agentId: "agt_03", status: "error", environment: "staging" }),
+    );
+    queries["listByOffset same filters, offset 1000"] = await measure(() =>
+      store.listByOffset(TENANT, { limit: 50, offset: 1000, agentId: "agt_03", status: "error", environment: "staging" }),
+    );
+    queries["get (detail)"] = await measure(() => store.get(TENANT, sample!.id));
+    queries["agentMetrics (20 agents)"] = await measure(() => store.agentMetrics(TENANT, AGENTS.map((a) => a.id), now));
+
+    const stats = await store.stats(TENANT, { since: since30, until: now });
+    const parts = await raw.query(
+      sql`SELECT count() AS parts, sum(data_compressed_bytes) AS bytes FROM system.parts WHERE database = ${database} AND table = 'traces' AND active`,
+    );
+    return {
+      date: new Date().toISOString(),
+      machine: machineLine(),
+      engine: kind,
+      version,
+      rows: ROWS,
+      insert: {
+        batchSize: BATCH,
+        insertSeconds: round(insertMs / 1000),
+        tracesPerSecond: Math.round(ROWS / (insertMs / 1000)),
+        generateSeconds: round(generateMs / 1000),
+      },
+      queries,
+      checks: {
+        totalTracesIn30d: stats.summary.totalTraces,
+        p95DurationMs: round(stats.summary.p95DurationMs, 3),
+        activeParts: Number(parts[0]?.["parts"]),
+        compressedMiB: round(Number(parts[0]?.["bytes"]) / 2 ** 20),
+      },
+    };
+  } finally {
+    await store.close();
+    if (!args.keep) await raw.command(sql`DROP DATABASE IF EXISTS ${sqlIdent(database)}`);
+    await raw.close();
+  }
+}
+
+function machineLine(): string {
+  return `${cpus()[0]?.model ?? "unknown"}, ${cpus().length} cores, ${round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}, Node ${process.version}`;
+}
+
+function markdown(r: { date: string; machine: Record<string, unknown>; results: EngineResult[]; notes: string[] }): string {
+  const lines = [
+    "# Trace store benchmark",
+    "",
+    `Last run: ${r.date}  `,
+    `Machine: ${machineLine()}`,
+    "",
+  ];
+  for (const e of r.results) {
+    lines.push(`## ${e.engine} (ClickHouse ${e.version}), ${e.rows.toLocaleString("en")} traces over 30 days`, "");
+    lines.push(`Run: ${e.date} on ${e.machine}`, "");
+    lines.push(
+      `Insert: ${e.insert.tracesPerSecond.toLocaleString("en")} traces/s in batches of ${e.insert.batchSize} ` +
+        `(${e.insert.insertSeconds} s inserting, ${e.insert.generateSeconds} s generating, not counted).`,
+      "",
+      "| query | p50 ms | p95 ms | max ms | samples |",
+      "|---|---:|---:|---:|---:|",
+    );
+    for (const [name, q] of Object.entries(e.queries)) lines.push(`| ${name} | ${q.p50Ms} | ${q.p95Ms} | ${q.maxMs} | ${q.samples} |`);
+    lines.push("", `Checks: ${Object.entries(e.checks).map(([k, v]) => `${k}=${v}`).join(", ")}`, "");
+  }
+  lines.push("## Notes", "", ...r.notes.map((n) => `- ${n}`), "");
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const dataDir = args["data-dir"] ?? mkdtempSync(join(tmpdir(), "agentgov-bench-"));
+  mkdirSync(dataDir, { recursive: true });
+  const results: EngineResult[] = [];
+  try {
+    for (const kind of ENGINES) {
+      process.stderr.write(`engine ${kind}: ${ROWS.toLocaleString()} rows\n`);
+      results.push(await runEngine(kind, dataDir));
+    }
+  } finally {
+    if (!args.keep && !args["data-dir"]) rmSync(dataDir, { recursive: true, force: true });
+  }
+  const jsonPath = join(import.meta.dirname, "results", "trace-store.json");
+  const earlier: EngineResult[] = existsSync(jsonPath)
+    ? ((JSON.parse(readFileSync(jsonPath, "utf8")) as { results?: EngineResult[] }).results ?? []).filter(
+        (e) => e.date !== undefined && !results.some((n) => n.engine === e.engine && n.rows === e.rows),
+      )
+    : [];
+  const all = [...earlier, ...results].sort((a, b) => a.rows - b.rows || a.engine.localeCompare(b.engine));
+  const report = {
+    date: new Date().toISOString(),
+    machine: {
+      cpu: cpus()[0]?.model ?? "unknown",
+      cores: cpus().length,
+      memoryGiB: round(totalmem() / 2 ** 30),
+      freeMemoryGiBAtEnd: round(freemem() / 2 ** 30),
+      os: `${platform()} ${release()}`,
+      node: process.version,
+    },
+    parameters: { rows: ROWS, batch: BATCH, samples: SAMPLES, engines: ENGINES },
+    results: all,
+    notes: [
+      "One tenant, 20 agents (skewed), 4 models, 3 environments; timestamps evenly over the last 30 days; prompts 200-800 chars.",
+      "Insert throughput counts store.insert only (row encoding, JSON, engine write); generating the protobuf messages is excluded.",
+      "Query timings start right after the load, while the engine may still merge parts in the background.",
+      "Every read deduplicates with FINAL; percentiles are quantileExact.",
+      "Keyset and offset pages search growing time windows from the newest end, so a page does not scan the whole range.",
+    ],
+  };
+  mkdirSync(join(import.meta.dirname, "results"), { recursive: true });
+  writeFileSync(jsonPath, JSON.stringify(report, null, 2) + "\n");
+  writeFileSync(join(import.meta.dirname, "results", "trace-store.md"), markdown(report));
+  process.stdout.write(markdown(report));
+}
+
+await main();

@@ -1,0 +1,67 @@
+// priceFor(): exact names, aliases, dated snapshots, -latest aliases, the Gemini models/ prefix, unknown names.
+import test from "ava";
+import { priceFor } from "./index.js";
+
+const matches: [string, string, string][] = [
+  ["openai", "gpt-4o", "gpt-4o"],
+  ["openai", "gpt-4o-2024-11-20", "gpt-4o"],
+  ["openai", "gpt-4o-2024-08-06", "gpt-4o"],
+  ["openai", "gpt-4o-2024-05-13", "gpt-4o-2024-05-13"],
+  ["openai", "gpt-4o-mini-2024-07-18", "gpt-4o-mini"],
+  ["openai", "GPT-4.1-2025-04-14", "gpt-4.1"],
+  ["openai", "o3-2025-04-16", "o3"],
+  ["openai", "gpt-5.4-2026-03-05", "gpt-5.4"],
+  ["openai", "gpt-5-chat-latest", "gpt-5"],
+  ["openai", "gpt-5.6-sol", "gpt-5.6"],
+  ["anthropic", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5"],
+  ["anthropic", "claude-opus-4-1-20250805", "claude-opus-4-1"],
+  ["anthropic", "claude-haiku-4-5-20251001", "claude-haiku-4-5"],
+  ["anthropic", "claude-3-5-haiku-latest", "claude-3-5-haiku"],
+  ["anthropic", "claude-3-7-sonnet-latest", "claude-3-7-sonnet"],
+  ["anthropic", "claude-opus-4-20250514", "claude-opus-4"],
+  ["google", "gemini-2.5-flash", "gemini-2.5-flash"],
+  ["google", "models/gemini-2.5-flash", "gemini-2.5-flash"],
+  ["google", "models/gemini-2.0-flash-001", "gemini-2.0-flash"],
+  ["google", "gemini-2.5-flash-lite", "gemini-2.5-flash-lite"],
+  ["google", "gemini-flash-latest", "gemini-flash-latest"],
+  ["mistral", "mistral-large-latest", "mistral-large-latest"],
+  ["mistral", "mistral-large-2512", "mistral-large-latest"],
+  ["mistral", "mistral-large-2411", "mistral-large-2411"],
+  ["mistral", "codestral-2508", "codestral-latest"],
+  ["cohere", "command-r", "command-r-08-2024"],
+  ["cohere", "command-a-03-2025", "command-a-03-2025"],
+];
+
+for (const [provider, model, entry] of matches) {
+  test(`${provider} ${model} → ${entry}`, (t) => {
+    const price = priceFor(provider, model);
+    t.is(price?.model, entry);
+    t.is(price?.provider as string | undefined, provider);
+    t.regex(price?.version ?? "", /^2026-11/);
+  });
+}
+
+test("snapshot prices that differ from the alias are kept apart", (t) => {
+  t.is(priceFor("openai", "gpt-4o-2024-05-13")?.input, 5);
+  t.is(priceFor("openai", "gpt-4o-2024-11-20")?.input, 2.5);
+  t.is(priceFor("mistral", "mistral-large-2411")?.input, 2);
+  t.is(priceFor("mistral", "mistral-large-latest")?.input, 0.5);
+});
+
+test("unknown models, providers and names that only look alike are not priced", (t) => {
+  t.is(priceFor("openai", "gpt-unknown-9"), undefined);
+  t.is(priceFor("openai", ""), undefined);
+  t.is(priceFor("azure", "gpt-4o"), undefined);
+  t.is(priceFor("anthropic", "gpt-4o"), undefined, "a model is priced under its own provider only");
+  t.is(priceFor("openai", "gpt-4o-mini-tts"), undefined, "no prefix matching");
+  t.is(priceFor("openai", "models/gpt-4o"), undefined, "models/ is stripped for Gemini only");
+  t.is(priceFor("google", "gemini-2.5-flash-preview-05-20"), undefined, "previews are not folded into the stable price");
+});
+
+test("the returned price is a copy: mutating it does not change the table", (t) => {
+  const price = priceFor("google", "gemini-2.5-pro")!;
+  price.input = 999;
+  price.longContext!.input = 999;
+  t.is(priceFor("google", "gemini-2.5-pro")?.input, 1.25);
+  t.is(priceFor("google", "gemini-2.5-pro")?.longContext?.input, 2.5);
+});

@@ -1,0 +1,109 @@
+// Anthropic adapter: resolve, prompt text and redaction, completion redaction, native error event.
+import Anthropic from "@anthropic-ai/sdk";
+import test from "ava";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { anthropicAdapter as adapter } from "./anthropic.js";
+import { parseSse } from "./sse-parser.js";
+
+const body = {
+  model: "claude-sonnet-4-6",
+  max_tokens: 100,
+  system: [{ type: "text", text: "System A" }, { type: "text", text: "System B", cache_control: { type: "ephemeral" } }],
+  messages: [
+    { role: "user", content: "Plain question" },
+    { role: "assistant", content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
+    {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "toolu_1", content: "result text" },
+        { type: "tool_result", tool_use_id: "toolu_2", content: [{ type: "text", text: "nested result" }] },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+        { type: "document", source: { type: "text", media_type: "text/plain", data: "document body" } },
+        { type: "text", text: "Follow-up" },
+      ],
+    },
+  ],
+};
+
+test("resolve: spec and native paths map to /v1/messages (query kept); others are not governed", (t) => {
+  t.deepEqual(adapter.resolve("/chat/completions", "", { model: "claude-haiku-4-5", stream: true }), { path: "/v1/messages", model: "claude-haiku-4-5", stream: true });
+  t.deepEqual(adapter.resolve("/v1/messages", "?beta=true", { model: "claude-opus-4-7" }), { path: "/v1/messages?beta=true", model: "claude-opus-4-7", stream: false });
+  t.is(adapter.resolve("/v1/messages/count_tokens", "", { model: "x" }), null);
+  t.is(adapter.resolve("/v1/models", "", undefined), null);
+});
+
+test("promptText: system blocks first, then every text, tool_result and text document in order", (t) => {
+  const parts = ["System A", "System B", "Plain question", "Let me look.", "result text", "nested result", "document body", "Follow-up"];
+  t.deepEqual(adapter.promptParts(body), parts);
+  t.is(adapter.promptText(body), parts.join("\n\n"));
+  t.deepEqual(adapter.promptParts({ system: "Just a string", messages: [] }), ["Just a string"]);
+});
+
+test("mapPromptText: redacted copy, same order, structure and non-text blocks preserved", (t) => {
+  const seen: string[] = [];
+  const mapped = adapter.mapPromptText(body, (s) => {
+    seen.push(s);
+    return `[${s}]`;
+  }) as typeof body;
+  t.deepEqual(seen, adapter.promptParts(body));
+  t.deepEqual(adapter.promptParts(mapped), adapter.promptParts(body).map((s) => `[${s}]`));
+  t.deepEqual(mapped.system[1], { type: "text", text: "[System B]", cache_control: { type: "ephemeral" } });
+  t.deepEqual(mapped.messages[1]?.content[1], body.messages[1]?.content[1]);
+  t.is(body.messages[0]?.content, "Plain question");
+});
+
+test("parseResponse and mapCompletionText: text blocks joined by a blank line, tool_use counted", (t) => {
+  const json = {
+    id: "msg_1",
+    type: "message",
+    model: "claude-sonnet-4-6",
+    content: [
+      { type: "text", text: "Email me at a@b.c" },
+      { type: "tool_use", id: "toolu_9", name: "send_mail", input: {} },
+      { type: "text", text: "Done." },
+    ],
+    stop_reason: "tool_use",
+    usage: { input_tokens: 10, cache_read_input_tokens: 5, cache_creation_input_tokens: 0, output_tokens: 7 },
+  };
+  const facts = adapter.parseResponse(json);
+  t.is(facts.completionText, "Email me at a@b.c\n\nDone.");
+  t.deepEqual(facts.toolCalls, [{ name: "send_mail", id: "toolu_9" }]);
+  t.deepEqual(facts.usage, { inputTokens: 15, outputTokens: 7, cachedInputTokens: 5, cacheWriteTokens: 0 });
+  const redacted = adapter.mapCompletionText(json, (s) => s.replace("a@b.c", "*****"));
+  t.is(adapter.parseResponse(redacted).completionText, "Email me at *****\n\nDone.");
+});
+
+test("stream usage: message_delta usage (cumulative) replaces message_start fields", (t) => {
+  const observer = adapter.streamObserver();
+  const events =
+    'event: message_start\ndata: {"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":100,"cache_read_input_tokens":0,"output_tokens":1}}}\n\n' +
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":100,"cache_read_input_tokens":50,"output_tokens":12}}\n\n';
+  observer.push(new TextEncoder().encode(events));
+  t.deepEqual(observer.end().usage, { inputTokens: 150, outputTokens: 12, cachedInputTokens: 50, cacheWriteTokens: 0 });
+});
+
+test("errorEvent: a native `event: error`, parsed by our parser and thrown by the Anthropic SDK", async (t) => {
+  const text = adapter.errorEvent("Blocked by policy", "policy_violation", { details: { trace_id: "tr_2" } });
+  const { events } = parseSse(text);
+  t.is(events[0]?.event, "error");
+  t.like(JSON.parse(events[0]?.data ?? "{}"), { type: "error", error: { type: "policy_violation", message: "Blocked by policy", trace_id: "tr_2" } });
+  const observer = adapter.streamObserver();
+  observer.push(new TextEncoder().encode(text));
+  t.is(observer.end().errorMessage, "Blocked by policy");
+
+  const fake = await startFakeProviders({ text: "partial answer", truncate: { afterEvents: 5 } });
+  try {
+    const client = new Anthropic({ apiKey: "k", baseURL: fake.urls.anthropic, maxRetries: 0, fetch: fetchWithAppendedEvent(text) });
+    const stream = await client.messages.create({ model: "claude-haiku-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stream: true });
+    const err = await t.throwsAsync(async () => {
+      for await (const _event of stream) {
+        // consume
+      }
+    });
+    t.true(err instanceof Anthropic.APIError);
+    t.regex(err?.message ?? "", /Blocked by policy/);
+    t.is(((err as InstanceType<typeof Anthropic.APIError>).error as { error: { type: string } }).error.type, "policy_violation");
+  } finally {
+    await fake.close();
+  }
+});

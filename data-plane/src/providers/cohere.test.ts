@@ -1,0 +1,78 @@
+// Cohere adapter: resolve, prompt text and redaction, billed usage, completion redaction, error event.
+import test from "ava";
+import { CohereClientV2 } from "cohere-ai";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { cohereAdapter as adapter } from "./cohere.js";
+import { parseSse } from "./sse-parser.js";
+
+const body = {
+  model: "command-a-03-2025",
+  messages: [
+    { role: "user", content: "Hello" },
+    { role: "system", content: "System here" },
+    { role: "assistant", tool_plan: "I will look it up.", tool_calls: [{ id: "lookup_1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "lookup_1", content: [{ type: "document", document: { data: "{\"a\":1}" } }, { type: "text", text: "tool text" }] },
+    { role: "user", content: [{ type: "text", text: "Thanks" }] },
+  ],
+};
+
+test("resolve: /chat/completions and /v2/chat; the v1 chat API and other paths are not governed", (t) => {
+  t.deepEqual(adapter.resolve("/chat/completions", "", { model: "command-r-08-2024", stream: true }), { path: "/v2/chat", model: "command-r-08-2024", stream: true });
+  t.deepEqual(adapter.resolve("/v2/chat", "", { model: "command-a-03-2025" }), { path: "/v2/chat", model: "command-a-03-2025", stream: false });
+  t.is(adapter.resolve("/v1/chat", "", { message: "hi" }), null);
+  t.is(adapter.resolve("/v2/embed", "", {}), null);
+});
+
+test("promptText / mapPromptText: system first, string and text items", (t) => {
+  t.deepEqual(adapter.promptParts(body), ["System here", "Hello", "tool text", "Thanks"]);
+  const mapped = adapter.mapPromptText(body, (s) => s.toLowerCase()) as typeof body;
+  t.deepEqual(adapter.promptParts(mapped), ["system here", "hello", "tool text", "thanks"]);
+  t.deepEqual(mapped.messages[3]?.content?.[0], body.messages[3]?.content?.[0]);
+});
+
+test("parseResponse: billed units are the usage, tool calls, error bodies", (t) => {
+  const json = {
+    id: "x",
+    message: { role: "assistant", content: [{ type: "text", text: "Part one" }, { type: "text", text: "Part two" }], tool_calls: [{ id: "t1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+    finish_reason: "COMPLETE",
+    usage: { billed_units: { input_tokens: 5, output_tokens: 26 }, tokens: { input_tokens: 71, output_tokens: 26 }, cached_tokens: 2 },
+  };
+  const facts = adapter.parseResponse(json);
+  t.is(facts.completionText, "Part one\n\nPart two");
+  t.deepEqual(facts.usage, { inputTokens: 5, outputTokens: 26, cachedInputTokens: 2, cacheWriteTokens: 0 });
+  t.deepEqual(facts.toolCalls, [{ name: "lookup", id: "t1" }]);
+  t.is(adapter.parseResponse({ id: "e", message: "invalid api token" }).errorMessage, "invalid api token");
+  t.deepEqual(adapter.parseResponse({ message: { content: [] }, usage: { tokens: { input_tokens: 9, output_tokens: 1 } } }).usage, { inputTokens: 9, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0 });
+  const redacted = adapter.mapCompletionText(json, (s) => s.replace("one", "1"));
+  t.is(adapter.parseResponse(redacted).completionText, "Part 1\n\nPart two");
+});
+
+test("errorEvent: message-end with finish_reason ERROR, seen as such by the cohere client", async (t) => {
+  const text = adapter.errorEvent("Blocked by policy", "policy_violation");
+  const { events } = parseSse(text);
+  t.is(events[0]?.event, "message-end");
+  t.like(JSON.parse(events[0]?.data ?? "{}"), { type: "message-end", delta: { finish_reason: "ERROR", error: "Blocked by policy", error_code: "policy_violation" } });
+  const observer = adapter.streamObserver();
+  observer.push(new TextEncoder().encode(text));
+  t.is(observer.end().errorMessage, "Blocked by policy");
+
+  const fake = await startFakeProviders({ text: "partial answer", truncate: { afterEvents: 4 } });
+  try {
+    const client = new CohereClientV2({ token: "k", environment: fake.urls.cohere, maxRetries: 0, fetch: fetchWithAppendedEvent(text) });
+    let got = "";
+    let finish: string | undefined;
+    let error: string | undefined;
+    for await (const event of await client.chatStream({ model: "command-a-03-2025", messages: [{ role: "user", content: "hi" }] })) {
+      if (event.type === "content-delta") got += event.delta?.message?.content?.text ?? "";
+      if (event.type === "message-end") {
+        finish = event.delta?.finishReason;
+        error = event.delta?.error;
+      }
+    }
+    t.is(got, "partial ");
+    t.is(finish, "ERROR");
+    t.is(error, "Blocked by policy");
+  } finally {
+    await fake.close();
+  }
+});

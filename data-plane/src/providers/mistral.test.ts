@@ -1,0 +1,77 @@
+// Mistral adapter: resolve, chunk-array content, thinking chunks, prompt/completion redaction, error event.
+import { HTTPClient, Mistral } from "@mistralai/mistralai";
+import test from "ava";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { mistralAdapter as adapter } from "./mistral.js";
+import { parseSse } from "./sse-parser.js";
+
+const body = {
+  model: "magistral-medium-latest",
+  messages: [
+    { role: "user", content: [{ type: "text", text: "Describe" }, { type: "image_url", image_url: "https://example.com/a.png" }] },
+    { role: "system", content: "System prompt" },
+    { role: "assistant", content: "", tool_calls: [{ id: "abc123XYZ", function: { name: "f", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "abc123XYZ", name: "f", content: "tool says hi" },
+  ],
+};
+
+test("resolve: /chat/completions and /v1/chat/completions; nothing else", (t) => {
+  t.deepEqual(adapter.resolve("/chat/completions", "", { model: "mistral-large-latest", stream: true }), { path: "/v1/chat/completions", model: "mistral-large-latest", stream: true });
+  t.deepEqual(adapter.resolve("/v1/chat/completions", "", { model: "codestral-latest" }), { path: "/v1/chat/completions", model: "codestral-latest", stream: false });
+  t.is(adapter.resolve("/v1/fim/completions", "", { model: "codestral-latest" }), null);
+  t.is(adapter.resolve("/v1/agents/completions", "", {}), null);
+});
+
+test("promptText and mapPromptText over string and chunk-array contents, system first", (t) => {
+  t.deepEqual(adapter.promptParts(body), ["System prompt", "Describe", "tool says hi"]); // the empty assistant content is no part
+  const mapped = adapter.mapPromptText(body, (s) => s.replace(/hi/g, "**")) as typeof body;
+  t.deepEqual(adapter.promptParts(mapped), ["System prompt", "Describe", "tool says **"]);
+  t.deepEqual(mapped.messages[0]?.content, [{ type: "text", text: "Describe" }, { type: "image_url", image_url: "https://example.com/a.png" }]);
+});
+
+test("reasoning models: thinking chunks are not completion text, in JSON and in a stream", (t) => {
+  const content = [{ type: "thinking", thinking: [{ type: "text", text: "secret plan" }] }, { type: "text", text: "Final answer" }];
+  const json = { model: "magistral-medium-2509", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } };
+  t.is(adapter.parseResponse(json).completionText, "Final answer");
+  const redacted = adapter.mapCompletionText(json, (s) => s.toUpperCase()) as typeof json;
+  t.deepEqual(redacted.choices[0]?.message.content, [{ type: "thinking", thinking: [{ type: "text", text: "secret plan" }] }, { type: "text", text: "FINAL ANSWER" }]);
+  const observer = adapter.streamObserver();
+  const chunk = (delta: unknown, extra = {}) => `data: ${JSON.stringify({ id: "1", model: "m", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+  observer.push(new TextEncoder().encode(chunk({ content: [{ type: "thinking", thinking: [{ type: "text", text: "hmm" }] }] }) + chunk({ content: [{ type: "text", text: "Final " }] }) + chunk({ content: "answer" }, { usage: { prompt_tokens: 3, completion_tokens: 9 } }) + "data: [DONE]\n\n"));
+  const facts = observer.end();
+  t.is(facts.completionText, "Final answer");
+  t.deepEqual(facts.usage, { inputTokens: 3, outputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0 });
+});
+
+test("error bodies in Mistral's shapes give errorMessage", (t) => {
+  t.is(adapter.parseResponse({ message: "Unauthorized", request_id: "r" }).errorMessage, "Unauthorized");
+  t.is(adapter.parseResponse({ object: "error", message: "Invalid model", type: "invalid_model", param: null, code: "1500" }).errorMessage, "Invalid model");
+  t.regex(adapter.parseResponse({ detail: [{ loc: ["body", "model"], msg: "Field required" }] }).errorMessage ?? "", /Field required/);
+});
+
+test("errorEvent: Mistral's error object as a data chunk; the SDK stream fails on it", async (t) => {
+  const text = adapter.errorEvent("Blocked by policy", "policy_violation");
+  const { events } = parseSse(text);
+  t.like(JSON.parse(events[0]?.data ?? "{}"), { object: "error", message: "Blocked by policy", code: "policy_violation" });
+  const observer = adapter.streamObserver();
+  observer.push(new TextEncoder().encode(text));
+  t.is(observer.end().errorMessage, "Blocked by policy");
+
+  const fake = await startFakeProviders({ text: "partial answer", truncate: { afterEvents: 2 } });
+  try {
+    const appended = fetchWithAppendedEvent(text);
+    const httpClient = new HTTPClient({ fetcher: (input, init) => appended(input, init) });
+    const client = new Mistral({ apiKey: "k", serverURL: fake.urls.mistral, httpClient });
+    const stream = await client.chat.stream({ model: "mistral-small-latest", messages: [{ role: "user", content: "hi" }] });
+    let got = "";
+    await t.throwsAsync(async () => {
+      for await (const event of stream) {
+        const c = event.data.choices[0]?.delta.content;
+        if (typeof c === "string") got += c;
+      }
+    });
+    t.is(got, "part");
+  } finally {
+    await fake.close();
+  }
+});

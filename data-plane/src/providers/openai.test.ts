@@ -1,0 +1,92 @@
+// OpenAI adapter: resolve, prompt text and redaction, completion redaction, native error event.
+import test from "ava";
+import OpenAI from "openai";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { openaiAdapter as adapter } from "./openai.js";
+import { parseSse } from "./sse-parser.js";
+
+const body = {
+  model: "gpt-4o",
+  messages: [
+    { role: "user", content: "First question" },
+    { role: "system", content: "System rules" },
+    { role: "developer", content: [{ type: "text", text: "Dev note" }] },
+    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "c1", content: "tool output 42" },
+    { role: "user", content: [{ type: "text", text: "Part A" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "Part B" }] },
+  ],
+};
+
+test("resolve: spec path and native path map to /v1/chat/completions; other paths are not governed", (t) => {
+  t.deepEqual(adapter.resolve("/chat/completions", "", { model: "gpt-4o", stream: true }), { path: "/v1/chat/completions", model: "gpt-4o", stream: true });
+  t.deepEqual(adapter.resolve("/v1/chat/completions", "?trace=1", { model: "gpt-4o-mini" }), { path: "/v1/chat/completions?trace=1", model: "gpt-4o-mini", stream: false });
+  t.deepEqual(adapter.resolve("//chat/completions/", "", {}), { path: "/v1/chat/completions", model: "", stream: false });
+  t.is(adapter.resolve("/v1/models", "", undefined), null);
+  t.is(adapter.resolve("/v1/embeddings", "", { model: "text-embedding-3-small" }), null);
+  t.is(adapter.resolve("/v1/responses", "", { model: "gpt-4o" }), null);
+});
+
+test("promptText: system and developer messages first, then the rest in order; only text parts", (t) => {
+  const parts = ["System rules", "Dev note", "First question", "tool output 42", "Part A", "Part B"];
+  t.deepEqual(adapter.promptParts(body), parts);
+  t.is(adapter.promptText(body), parts.join("\n\n"));
+  t.is(adapter.promptText({}), "");
+  t.is(adapter.promptText("not json"), "");
+});
+
+test("mapPromptText: fn once per part in promptParts order, a redacted copy, the original untouched", (t) => {
+  const seen: string[] = [];
+  const mapped = adapter.mapPromptText(body, (s) => {
+    seen.push(s);
+    return s.toUpperCase();
+  });
+  t.deepEqual(seen, adapter.promptParts(body));
+  t.deepEqual(adapter.promptParts(mapped), adapter.promptParts(body).map((s) => s.toUpperCase()));
+  t.is(body.messages[0]?.content, "First question");
+  const m = mapped as typeof body;
+  t.deepEqual(m.messages[5]?.content, [{ type: "text", text: "PART A" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "PART B" }]);
+  t.deepEqual(m.messages[3], body.messages[3]);
+});
+
+test("parseResponse and mapCompletionText over choices (content and refusal)", (t) => {
+  const json = {
+    model: "gpt-4o-2024-08-06",
+    choices: [
+      { index: 1, message: { role: "assistant", content: "Second choice" }, finish_reason: "stop" },
+      { index: 0, message: { role: "assistant", content: "Call 555-0100", refusal: null }, finish_reason: "stop" },
+    ],
+  };
+  const facts = adapter.parseResponse(json);
+  t.is(facts.completionText, "Call 555-0100\n\nSecond choice");
+  t.is(facts.model, "gpt-4o-2024-08-06");
+  const redacted = adapter.mapCompletionText(json, (s) => s.replace(/\d/g, "#"));
+  t.is(adapter.parseResponse(redacted).completionText, "Call ###-####\n\nSecond choice");
+  t.is(json.choices[1]?.message.content, "Call 555-0100");
+  t.is(adapter.parseResponse({ choices: [{ index: 0, message: { content: null, refusal: "I can't help with that." } }] }).completionText, "I can't help with that.");
+});
+
+test("errorEvent: a data chunk with an error object, parsed by our SSE parser and thrown by the openai SDK", async (t) => {
+  const text = adapter.errorEvent("Blocked by policy", "policy_violation", { details: { trace_id: "tr_1" } });
+  t.true(text.endsWith("\n\n"));
+  const { events } = parseSse(text);
+  t.like(JSON.parse(events[0]?.data ?? "{}"), { error: { message: "Blocked by policy", code: "policy_violation", trace_id: "tr_1" } });
+  const observer = adapter.streamObserver();
+  observer.push(new TextEncoder().encode(text));
+  t.is(observer.end().errorMessage, "Blocked by policy");
+
+  const fake = await startFakeProviders({ text: "partial answer", truncate: { afterEvents: 3 } });
+  try {
+    const client = new OpenAI({ apiKey: "k", baseURL: `${fake.urls.openai}/v1`, maxRetries: 0, fetch: fetchWithAppendedEvent(text) });
+    const stream = await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }], stream: true });
+    let got = "";
+    const err = await t.throwsAsync(async () => {
+      for await (const chunk of stream) got += chunk.choices[0]?.delta.content ?? "";
+    });
+    t.true(err instanceof OpenAI.APIError);
+    t.is((err as InstanceType<typeof OpenAI.APIError>).code, "policy_violation");
+    t.regex(err?.message ?? "", /Blocked by policy/);
+    t.is(got, "partial ");
+  } finally {
+    await fake.close();
+  }
+});

@@ -1,0 +1,125 @@
+// The spool's on-disk record framing: MAGIC (4 bytes) | payload length (u32 LE) | CRC-32 of the payload
+// (u32 LE) | payload. A scan returns the good records and the byte ranges that are not good records
+// (torn tail, flipped bits, garbage); after a bad range it resynchronises on the next MAGIC whose record
+// checks out, so one damaged record does not hide the good records after it.
+import { crc32 } from "node:zlib";
+
+export const RECORD_MAGIC = 0x5a_47_53_31; // "1SGZ" little-endian on disk; any fixed non-zero value works
+export const HEADER_BYTES = 12;
+/** Larger than any trace the proxy can build (10 MiB body limit, prompt + completion + metadata). */
+export const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+
+export function encodeRecord(payload: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
+  out.writeUInt32LE(RECORD_MAGIC, 0);
+  out.writeUInt32LE(payload.length, 4);
+  out.writeUInt32LE(crc32(payload), 8);
+  out.set(payload, HEADER_BYTES);
+  return out;
+}
+
+export interface GoodRecord {
+  /** Offset of the record header in the buffer. */
+  offset: number;
+  /** Whole record length (header + payload). */
+  length: number;
+  payload: Buffer;
+}
+
+export interface BadRange {
+  start: number;
+  end: number;
+}
+
+function recordAt(buf: Buffer, at: number): GoodRecord | undefined {
+  if (at + HEADER_BYTES > buf.length) return undefined;
+  if (buf.readUInt32LE(at) !== RECORD_MAGIC) return undefined;
+  const len = buf.readUInt32LE(at + 4);
+  if (len > MAX_PAYLOAD_BYTES || at + HEADER_BYTES + len > buf.length) return undefined;
+  const payload = buf.subarray(at + HEADER_BYTES, at + HEADER_BYTES + len);
+  if (crc32(payload) !== buf.readUInt32LE(at + 8)) return undefined;
+  return { offset: at, length: HEADER_BYTES + len, payload };
+}
+
+const MAGIC_BYTES = (() => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(RECORD_MAGIC, 0);
+  return b;
+})();
+
+/** Splits a segment's bytes into good records and bad ranges (in file order). */
+export function scanRecords(buf: Buffer): { records: GoodRecord[]; bad: BadRange[] } {
+  const records: GoodRecord[] = [];
+  const bad: BadRange[] = [];
+  let at = 0;
+  while (at < buf.length) {
+    const r = recordAt(buf, at);
+    if (r) {
+      records.push(r);
+      at += r.length;
+      continue;
+    }
+    // Resynchronise: the next MAGIC after `at` that starts a record which checks out.
+    let next = -1;
+    for (let probe = buf.indexOf(MAGIC_BYTES, at + 1); probe >= 0; probe = buf.indexOf(MAGIC_BYTES, probe + 1)) {
+      if (recordAt(buf, probe)) {
+        next = probe;
+        break;
+      }
+    }
+    const end = next < 0 ? buf.length : next;
+    bad.push({ start: at, end });
+    at = end;
+  }
+  return { records, bad };
+}
+
+/** Decodes a record read back on its own (a positional read of `length` bytes); undefined when it does not check out. */
+export function decodeRecord(buf: Buffer): Buffer | undefined {
+  const r = recordAt(buf, 0);
+  return r && r.length === buf.length ? r.payload : undefined;
+}
+
+/**
+ * Reads the trace id (field 1) and timestamp_ms (field 10) from an encoded governance.v1.Trace without
+ * decoding the whole message (replay of a large spool only needs these two).
+ */
+export function traceKeyFields(bytes: Uint8Array): { id: string; timestampMs: number } | undefined {
+  let at = 0;
+  let id: string | undefined;
+  let ts = 0;
+  const varint = (): number => {
+    let result = 0;
+    let mul = 1;
+    for (let i = 0; i < 10; i++) {
+      if (at >= bytes.length) throw new RangeError("truncated varint");
+      const b = bytes[at++]!;
+      result += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) return result;
+      mul *= 128;
+    }
+    throw new RangeError("varint too long");
+  };
+  try {
+    while (at < bytes.length) {
+      const tag = varint();
+      const field = Math.floor(tag / 8);
+      const wire = tag & 7;
+      if (wire === 0) {
+        const v = varint();
+        if (field === 10) ts = v;
+      } else if (wire === 2) {
+        const len = varint();
+        if (at + len > bytes.length) return undefined;
+        if (field === 1) id = Buffer.from(bytes.buffer, bytes.byteOffset + at, len).toString("utf8");
+        at += len;
+      } else if (wire === 1) at += 8;
+      else if (wire === 5) at += 4;
+      else return undefined;
+      if (id !== undefined && ts !== 0) break;
+    }
+  } catch {
+    return undefined;
+  }
+  return id === undefined ? undefined : { id, timestampMs: ts };
+}

@@ -1,0 +1,201 @@
+// The durable spool on a real filesystem: replay of what was not acknowledged, compaction, damaged and
+// truncated segments (good part replayed, bad part quarantined), the size cap and the directory lock.
+import test from "ava";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { create } from "@bufbuild/protobuf";
+import { TraceSchema, type Trace } from "@agentgov/proto";
+import { DurableSpool, SpoolLockedError, type SpoolLog } from "./spool.js";
+import { HEADER_BYTES } from "./spool-format.js";
+
+function logSink() {
+  const lines: { level: string; msg: string; obj: object }[] = [];
+  const log: SpoolLog = {
+    info: (obj, msg) => lines.push({ level: "info", msg, obj }),
+    warn: (obj, msg) => lines.push({ level: "warn", msg, obj }),
+    error: (obj, msg) => lines.push({ level: "error", msg, obj }),
+  };
+  return { log, lines };
+}
+
+let n = 0;
+function trace(i: number, prompt = "hello"): Trace {
+  return create(TraceSchema, {
+    id: `trc_${String(i).padStart(26, "0")}`,
+    tenantId: "ten_1",
+    agentId: "agt_1",
+    model: "gpt-4o-mini",
+    status: "success",
+    timestampMs: BigInt(Date.now() - 1000),
+    prompt: `${prompt} ${i} ${"x".repeat(n++ % 7)}`,
+    inputTokens: i,
+  });
+}
+
+function tmp(): string {
+  return mkdtempSync(join(tmpdir(), "agentgov-spool-"));
+}
+
+const segmentFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(".log")).sort();
+
+test("unacknowledged traces are replayed after a restart, acknowledged ones are not, and acked segments are compacted", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log } = logSink();
+  const a = await DurableSpool.open({ dir, log, segmentBytes: 4096 });
+  const traces = Array.from({ length: 100 }, (_, i) => trace(i));
+  await Promise.all(traces.map((x) => a.append(x)));
+  t.is(a.size(), 100);
+  t.true(segmentFiles(dir).length > 2, "small segments rotate");
+  const first = await a.peek(40, new Set());
+  t.deepEqual(first.map((x) => x.id), traces.slice(0, 40).map((x) => x.id));
+  await a.remove(first.map((x) => x.id));
+  t.is(a.stats().ackedTotal, 40);
+  await a.close();
+
+  const b = await DurableSpool.open({ dir, log, cacheBytes: 0 });
+  t.is(b.size(), 60);
+  t.is(b.stats().replayedTotal, 60);
+  const replayed = await b.peek(1000, new Set());
+  t.deepEqual(replayed.map((x) => x.id), traces.slice(40).map((x) => x.id));
+  t.is(replayed[5]!.prompt, traces[45]!.prompt, "traces read back from disk are intact");
+  await b.remove(replayed.map((x) => x.id));
+  t.is(b.size(), 0);
+  await b.close();
+  t.deepEqual(segmentFiles(dir), [], "fully acknowledged segments are deleted");
+
+  const c = await DurableSpool.open({ dir, log });
+  t.is(c.size(), 0);
+  await c.close();
+});
+
+test("peek skips excluded ids and respects the byte budget; traces are shipped only once on disk", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const s = await DurableSpool.open({ dir, log: logSink().log });
+  const xs = Array.from({ length: 10 }, (_, i) => trace(i));
+  const pending = xs.map((x) => s.append(x));
+  t.deepEqual(await s.peek(10, new Set()), [], "nothing is shippable before its group commit");
+  await Promise.all(pending);
+  const got = await s.peek(3, new Set([xs[0]!.id, xs[2]!.id]));
+  t.deepEqual(got.map((x) => x.id), [xs[1]!.id, xs[3]!.id, xs[4]!.id]);
+  const one = await s.peek(10, new Set(), 1);
+  t.is(one.length, 1, "at least one trace even when it alone exceeds the byte budget");
+  t.true(s.stats().commits >= 1);
+  await s.close();
+});
+
+test("a truncated tail and a damaged record are quarantined; the good records around them are replayed", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const a = await DurableSpool.open({ dir, log: logSink().log });
+  const xs = Array.from({ length: 20 }, (_, i) => trace(i, "quarantine me"));
+  await Promise.all(xs.map((x) => a.append(x)));
+  await a.close();
+  // Simulate a crash: the lock stays behind with a dead pid.
+  writeFileSync(join(dir, "LOCK"), "999999999\n");
+  const [seg] = segmentFiles(dir);
+  const path = join(dir, seg!);
+  const bytes = readFileSync(path);
+  const size = statSync(path).size;
+  // Flip a payload byte of record #5 (records have equal-ish sizes: find its offset by walking headers).
+  const offsets: number[] = [];
+  for (let at = 0; at < bytes.length; at += HEADER_BYTES + bytes.readUInt32LE(at + 4)) offsets.push(at);
+  t.is(offsets.length, 20);
+  const damaged = Buffer.from(bytes);
+  damaged[offsets[5]! + HEADER_BYTES + 3]! ^= 0xff;
+  writeFileSync(path, damaged);
+  // Tear the last record in half.
+  truncateSync(path, size - 7);
+
+  const { log, lines } = logSink();
+  const b = await DurableSpool.open({ dir, log });
+  const ids = (await b.peek(100, new Set())).map((x) => x.id);
+  const expected = xs.map((x) => x.id).filter((_, i) => i !== 5 && i !== 19);
+  t.deepEqual(ids, expected);
+  const st = b.stats();
+  t.is(st.quarantinedRanges, 2);
+  t.is(st.replayedTotal, 18);
+  const q = readdirSync(join(dir, "quarantine"));
+  t.is(q.length, 2);
+  const quarantined = q.reduce((sum, f) => sum + statSync(join(dir, "quarantine", f)).size, 0);
+  t.is(quarantined, st.quarantinedBytes);
+  t.is(quarantined, offsets[6]! - offsets[5]! + (size - 7 - offsets[19]!));
+  t.true(lines.some((l) => l.level === "error" && /quarantined/.test(l.msg)));
+  // The damaged segment is compacted once its good records are acknowledged; quarantine stays.
+  await b.remove(ids);
+  t.deepEqual(segmentFiles(dir).filter((f) => f === seg), []);
+  await b.close();
+});
+
+test("garbage appended to a segment (a torn multi-record write) is quarantined without losing earlier records", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const a = await DurableSpool.open({ dir, log: logSink().log });
+  await Promise.all([trace(1), trace(2)].map((x) => a.append(x)));
+  await a.close();
+  const path = join(dir, segmentFiles(dir)[0]!);
+  writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.alloc(300, 0)]));
+  const b = await DurableSpool.open({ dir, log: logSink().log });
+  t.is(b.size(), 2);
+  t.is(b.stats().quarantinedBytes, 300);
+  await b.close();
+});
+
+test("when full, whole oldest segments are dropped (counted and logged loudly) and appends never wait", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log, lines } = logSink();
+  const s = await DurableSpool.open({ dir, log, maxBytes: 64 * 1024, segmentBytes: 8 * 1024 });
+  const xs = Array.from({ length: 2000 }, (_, i) => trace(i, "fill the spool"));
+  for (const x of xs) {
+    void s.append(x);
+    await new Promise((r) => setImmediate(r));
+  }
+  await s.flush();
+  const st = s.stats();
+  t.true(st.droppedTotal > 0);
+  t.is(st.depth + st.droppedTotal, 2000);
+  t.true(st.bytes <= 64 * 1024 + 8 * 1024, `spool bytes ${st.bytes} stay within the cap plus one segment`);
+  t.true(s.diskBytes() <= 64 * 1024 + 8 * 1024);
+  const kept = await s.peek(5000, new Set());
+  t.is(kept.at(-1)!.id, xs.at(-1)!.id, "the newest traces are kept");
+  t.false(kept.some((x) => x.id === xs[0]!.id), "the oldest are dropped");
+  t.true(lines.some((l) => l.level === "error" && /TRACE SPOOL FULL/.test(l.msg)));
+  await s.close();
+});
+
+test("a directory owned by a live process is refused; a stale lock is taken over", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+  t.teardown(() => child.kill("SIGKILL"));
+  writeFileSync(join(dir, "LOCK"), `${child.pid}\n`);
+  await t.throwsAsync(DurableSpool.open({ dir, log: logSink().log }), { instanceOf: SpoolLockedError });
+  child.kill("SIGKILL");
+  await new Promise((r) => child.once("exit", r));
+  const s = await DurableSpool.open({ dir, log: logSink().log });
+  t.is(readFileSync(join(dir, "LOCK"), "utf8").trim(), String(process.pid));
+  await s.close();
+});
+
+test("stats report depth, bytes, the oldest trace's age and high-water marks", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const s = await DurableSpool.open({ dir, log: logSink().log });
+  const xs = Array.from({ length: 5 }, (_, i) => trace(i));
+  await Promise.all(xs.map((x) => s.append(x)));
+  let st = s.stats();
+  t.is(st.depth, 5);
+  t.true(st.bytes > 0);
+  t.true(st.oldestAgeMs >= 1000);
+  await s.remove(xs.map((x) => x.id));
+  st = s.stats();
+  t.is(st.depth, 0);
+  t.is(st.oldestAgeMs, 0);
+  t.is(st.highWaterDepth, 5);
+  t.true(st.highWaterBytes > 0);
+  await s.close();
+});
