@@ -50,7 +50,7 @@ const md = (key: string) => {
 
 test.before(async () => {
   stack = await startStack();
-  client = new Client(stack.cp.grpcUrl.replace("http://", ""), grpc.credentials.createInsecure()) as typeof client;
+  client = new Client(stack.cp.grpcUrl.replace("http://", ""), grpc.credentials.createInsecure()) as unknown as GovernanceClient;
 });
 test.after.always(async () => {
   client?.close();
