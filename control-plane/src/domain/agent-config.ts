@@ -1,73 +1,145 @@
 // An agent's configYaml is the source of truth of its configuration (DESIGN.md §5).
-// Known keys are validated; unknown keys are kept untouched.
-import { isMap, parseDocument, type Document } from "yaml";
+// Known keys are validated (a 400 names the key and its line); unknown keys are kept untouched.
+import { isDeepStrictEqual } from "node:util";
+import { isMap, isScalar, parseDocument, type Document } from "yaml";
 import { badRequest, type ErrorDetail } from "../errors/app-error.js";
 
 export interface AgentConfig {
-  rate_limit: number | null; // requests per minute
-  budget_limit_daily: number | null; // USD per UTC day
+  rate_limit: number | null; // requests per minute; null = no limit
+  budget_limit_daily: number | null; // USD per UTC day; null = no budget
   pii_detection: boolean;
   policies: string[] | null; // null: the YAML has no policies key
 }
 
-function lineOf(doc: Document, offset: number | undefined, text: string): number | undefined {
-  void doc;
-  if (offset === undefined) return undefined;
-  return text.slice(0, offset).split("\n").length;
+/** The largest value the Sync protocol carries for rate_limit (uint32). */
+export const MAX_RATE_LIMIT = 4_294_967_295;
+
+export const DEFAULT_AGENT_CONFIG: Readonly<AgentConfig> = Object.freeze({ rate_limit: null, budget_limit_daily: null, pii_detection: true, policies: null });
+
+const POLICY_ID = /^pol_[0-9A-Z]{26}$/;
+
+function firstLine(message: string): string {
+  return message.split("\n")[0]!.trim();
 }
 
-/** Parses and validates configYaml; throws a 400 naming the line or key. Empty text = all defaults. */
-export function parseAgentConfig(text: string): AgentConfig {
+function yamlError(line: number | undefined, message: string, col?: number): never {
+  const where = line ? `line ${line}${col ? `, column ${col}` : ""}: ` : "";
+  throw badRequest(`configYaml is not valid YAML (${where}${message})`, [{ path: "configYaml", message: `${where}${message}` }]);
+}
+
+function parseYaml(text: string): { doc: Document; root: unknown } {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
-    const line = e.linePos?.[0]?.line;
-    throw badRequest(`configYaml is not valid YAML${line ? ` (line ${line})` : ""}: ${e.message.split("\n")[0]}`, [
-      { path: "configYaml", message: `${line ? `line ${line}: ` : ""}${e.message.split("\n")[0]}` },
-    ]);
+    const pos = e.linePos?.[0];
+    yamlError(pos?.line, firstLine(e.message).replace(/\s+at line \d+, column \d+:?$/, ""), pos?.col);
   }
-  const root: unknown = doc.toJS();
-  if (root === null || root === undefined) return { rate_limit: null, budget_limit_daily: null, pii_detection: true, policies: null };
-  if (!isMap(doc.contents) || typeof root !== "object" || Array.isArray(root)) {
-    throw badRequest("configYaml must be a YAML mapping", [{ path: "configYaml", message: "must be a mapping of keys to values" }]);
+  try {
+    // maxAliasCount bounds alias expansion ("billion laughs").
+    return { doc, root: doc.toJS({ maxAliasCount: 100 }) };
+  } catch (e) {
+    return yamlError(undefined, firstLine((e as Error).message));
+  }
+}
+
+/** Parses and validates configYaml; throws a 400 naming the key and line. Empty text = all defaults. */
+export function parseAgentConfig(text: string): AgentConfig {
+  const { doc, root } = parseYaml(text);
+  if (root === null || root === undefined) return { ...DEFAULT_AGENT_CONFIG };
+  if (!isMap(doc.contents) || typeof root !== "object" || Array.isArray(root) || Buffer.isBuffer(root)) {
+    throw badRequest("configYaml must be a YAML mapping of keys to values", [{ path: "configYaml", message: "must be a mapping of keys to values" }]);
   }
   const obj = root as Record<string, unknown>;
-  const details: ErrorDetail[] = [];
-  const at = (key: string): string => {
-    const pair = doc.contents && isMap(doc.contents) ? doc.contents.items.find((p) => (p.key as { value?: unknown })?.value === key) : undefined;
-    const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
-    const line = lineOf(doc, range?.[0], text);
-    return line ? ` (line ${line})` : "";
+  const contents = doc.contents;
+  const lineOf = (key: string): string => {
+    const pair = contents.items.find((p) => isScalar(p.key) && p.key.value === key);
+    const offset = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+    return offset === undefined ? "" : ` (line ${text.slice(0, offset).split("\n").length})`;
   };
-  const cfg: AgentConfig = { rate_limit: null, budget_limit_daily: null, pii_detection: true, policies: null };
+  const details: ErrorDetail[] = [];
+  const bad = (key: string, what: string) => details.push({ path: `configYaml.${key}`, message: `${key} must be ${what}${lineOf(key)}` });
+  const cfg: AgentConfig = { ...DEFAULT_AGENT_CONFIG };
   if ("rate_limit" in obj && obj.rate_limit !== null) {
     const v = obj.rate_limit;
-    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0) details.push({ path: "configYaml.rate_limit", message: `rate_limit must be a positive integer${at("rate_limit")}` });
+    if (typeof v !== "number" || !Number.isInteger(v) || v <= 0 || v > MAX_RATE_LIMIT) bad("rate_limit", `a positive integer (requests per minute) no larger than ${MAX_RATE_LIMIT}`);
     else cfg.rate_limit = v;
   }
   if ("budget_limit_daily" in obj && obj.budget_limit_daily !== null) {
     const v = obj.budget_limit_daily;
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) details.push({ path: "configYaml.budget_limit_daily", message: `budget_limit_daily must be a non-negative number${at("budget_limit_daily")}` });
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) bad("budget_limit_daily", "a non-negative number (USD per UTC day)");
     else cfg.budget_limit_daily = v;
   }
-  if ("pii_detection" in obj) {
+  if ("pii_detection" in obj && obj.pii_detection !== null) {
     const v = obj.pii_detection;
-    if (typeof v !== "boolean") details.push({ path: "configYaml.pii_detection", message: `pii_detection must be true or false${at("pii_detection")}` });
+    if (typeof v !== "boolean") bad("pii_detection", "true or false");
     else cfg.pii_detection = v;
   }
-  if ("policies" in obj && obj.policies !== null) {
+  if ("policies" in obj) {
     const v = obj.policies;
-    if (!Array.isArray(v) || v.some((p) => typeof p !== "string")) details.push({ path: "configYaml.policies", message: `policies must be a list of policy ids${at("policies")}` });
-    else cfg.policies = [...new Set(v as string[])];
-  } else if ("policies" in obj) cfg.policies = [];
-  if (details.length > 0) throw badRequest(details.map((d) => d.message).join("; "), details);
+    if (v === null) cfg.policies = [];
+    else if (!Array.isArray(v) || v.some((p) => typeof p !== "string")) bad("policies", "a list of policy ids");
+    else {
+      const malformed = (v as string[]).filter((p) => !POLICY_ID.test(p));
+      if (malformed.length > 0) bad("policies", `a list of policy ids (pol_…); not policy ids: ${malformed.slice(0, 5).join(", ")}`);
+      else cfg.policies = [...new Set(v as string[])];
+    }
+  }
+  if (details.length > 0) throw badRequest(`invalid configYaml: ${details.map((d) => d.message).join("; ")}`, details);
   return cfg;
 }
 
-/** Returns configYaml with its `policies` key set to ids (other keys, comments and order kept). */
+/** Reads the config of stored YAML (already validated on write); falls back to the defaults if it no longer parses. */
+export function storedAgentConfig(text: string): AgentConfig {
+  try {
+    return parseAgentConfig(text);
+  } catch {
+    return { ...DEFAULT_AGENT_CONFIG };
+  }
+}
+
+function sameExceptPolicies(text: string, expected: Record<string, unknown>): boolean {
+  try {
+    const doc = parseDocument(text, { uniqueKeys: true });
+    if (doc.errors.length > 0) return false;
+    return isDeepStrictEqual(doc.toJS({ maxAliasCount: 100 }), expected);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Returns configYaml with its `policies` key set to ids. Everything else is kept byte for byte where
+ * possible (only the policies entry is replaced or appended); otherwise the document is re-serialized
+ * with its comments and values kept.
+ */
 export function withPolicies(text: string, ids: readonly string[]): string {
-  const doc = parseDocument(text || "{}");
-  if (!isMap(doc.contents)) return text;
-  doc.set("policies", [...ids]);
-  return doc.toString();
+  const { doc, root } = parseYaml(text);
+  const base = root !== null && typeof root === "object" && !Array.isArray(root) ? (root as Record<string, unknown>) : {};
+  const expected = { ...base, policies: [...ids] };
+  const entry = `policies: [${ids.join(", ")}]`;
+  const candidates: string[] = [];
+  const contents = doc.contents;
+  if (isMap(contents) && !contents.flow) {
+    const pair = contents.items.find((p) => isScalar(p.key) && p.key.value === "policies");
+    if (pair && isScalar(pair.key) && pair.key.range) {
+      const start = pair.key.range[0];
+      const valueRange = (pair.value as { range?: [number, number, number] } | null)?.range;
+      let end = valueRange ? Math.max(valueRange[1], pair.key.range[1] + 1) : pair.key.range[1] + 1;
+      while (end > pair.key.range[1] + 1 && /\s/.test(text[end - 1]!)) end--;
+      const rest = text.slice(end);
+      const sep = rest === "" || /^\s/.test(rest) ? "" : " ";
+      candidates.push(text.slice(0, start) + entry + sep + rest);
+    } else {
+      candidates.push(`${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${entry}\n`);
+    }
+  } else if (root === null || root === undefined) {
+    candidates.push(`${text}${text === "" || text.endsWith("\n") ? "" : "\n"}${entry}\n`);
+  }
+  for (const c of candidates) if (sameExceptPolicies(c, expected)) return c;
+  // Fallback: edit the document model (flow maps, odd layouts).
+  if (!isMap(doc.contents)) doc.contents = doc.createNode({}) as typeof doc.contents;
+  const seq = doc.createNode([...ids]);
+  seq.flow = true;
+  doc.set("policies", seq);
+  return doc.toString({ flowCollectionPadding: false, lineWidth: 0 });
 }

@@ -18,7 +18,11 @@ export function regexSafetyProblem(pattern: string): string | undefined {
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i]!;
     if (ch === "\\") {
-      i++;
+      // \p{…}, \P{…}, \u{…}: the braces belong to the escape, not a quantifier.
+      if ("pPu".includes(pattern[i + 1] ?? "") && pattern[i + 2] === "{") {
+        const close = pattern.indexOf("}", i + 3);
+        i = close === -1 ? pattern.length : close;
+      } else i++;
       continue;
     }
     if (inClass) {

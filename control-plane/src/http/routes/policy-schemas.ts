@@ -16,7 +16,7 @@ export const Conditions = z
     pii_types: z.array(z.enum(PII_TYPES)).max(PII_TYPES.length).optional(),
     injection_score_gte: z.number().min(0).max(1).optional(),
     models: Strings.optional(),
-    max_input_tokens: z.number().int().positive().optional(),
+    max_input_tokens: z.number().int().positive().max(4_294_967_295).optional(),
     keywords: Strings.optional(),
     regex: z
       .string()
@@ -31,20 +31,39 @@ export const Conditions = z
   .strict()
   .openapi("PolicyConditions");
 
-const AgentIds = z.array(z.string().min(1).max(64)).max(1000);
+const AgentIds = z.array(z.string().min(1).max(200)).max(1000).openapi({ description: "Agent ids; empty = every agent of the tenant" });
+const PolicyName = z.string().trim().min(1).max(200);
+const Description = z.string().max(4000).nullable();
+const PolicyStatus = z.enum(["active", "disabled"]);
+const Action = z.enum(["block", "redact", "log"]);
+const Priority = z.number().int().min(-1_000_000).max(1_000_000).openapi({ description: "Lower runs first" });
 
 export const PolicyCreate = z
   .object({
-    name: z.string().trim().min(1).max(200),
-    description: z.string().max(4000).nullable().optional(),
-    status: z.enum(["active", "disabled"]).default("active"),
-    action: z.enum(["block", "redact", "log"]),
-    priority: z.number().int().min(-1_000_000).max(1_000_000).default(100),
+    name: PolicyName,
+    description: Description.optional(),
+    status: PolicyStatus.default("active"),
+    action: Action,
+    priority: Priority.default(100),
     conditions: Conditions.default({ direction: "inbound" }),
     agents: AgentIds.default([]),
   })
   .strict()
   .openapi("PolicyCreate");
+
+/** PATCH merges top-level fields; `conditions` is replaced whole. */
+export const PolicyPatch = z
+  .object({
+    name: PolicyName.optional(),
+    description: Description.optional(),
+    status: PolicyStatus.optional(),
+    action: Action.optional(),
+    priority: Priority.optional(),
+    conditions: Conditions.optional(),
+    agents: AgentIds.optional(),
+  })
+  .strict()
+  .openapi("PolicyPatch");
 
 export const PolicyA = z
   .object({

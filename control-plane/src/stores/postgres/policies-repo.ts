@@ -26,7 +26,7 @@ export interface PolicyRow {
 }
 
 const SELECT = `SELECT p.id, p.tenant_id, p.name, p.description, p.status, p.action, p.priority, p.conditions, p.created_at, p.updated_at,
-  COALESCE((SELECT array_agg(pa.agent_id ORDER BY pa.agent_id) FROM policy_agents pa WHERE pa.policy_id = p.id), '{}') AS agents
+  COALESCE((SELECT array_agg(pa.agent_id ORDER BY pa.agent_id COLLATE "C") FROM policy_agents pa WHERE pa.policy_id = p.id), '{}') AS agents
   FROM policies p`;
 
 export async function insertPolicy(db: Queryable, p: Omit<PolicyRow, "created_at" | "updated_at">): Promise<void> {
@@ -57,7 +57,7 @@ export async function listPolicies(db: Queryable, tenantId: string, q: { status?
     where += ` AND (EXISTS (SELECT 1 FROM policy_agents x WHERE x.policy_id = p.id AND x.agent_id = $${params.length})
                OR NOT EXISTS (SELECT 1 FROM policy_agents y WHERE y.policy_id = p.id))`;
   }
-  const r = await db.query<PolicyRow>(`${SELECT} WHERE ${where} ORDER BY p.created_at DESC, p.id DESC`, params);
+  const r = await db.query<PolicyRow>(`${SELECT} WHERE ${where} ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`, params);
   return r.rows;
 }
 
@@ -71,4 +71,61 @@ export async function existingPolicyIds(db: Queryable, tenantId: string, ids: re
   if (ids.length === 0) return new Set();
   const r = await db.query<{ id: string }>("SELECT id FROM policies WHERE tenant_id = $1 AND id = ANY($2)", [tenantId, ids]);
   return new Set(r.rows.map((x) => x.id));
+}
+
+export type PolicyPatch = Partial<Pick<PolicyRow, "name" | "description" | "status" | "action" | "priority" | "conditions">>;
+
+/** Writes the given top-level fields (conditions replaced whole) and updated_at. */
+export async function updatePolicy(db: Queryable, tenantId: string, id: string, patch: PolicyPatch): Promise<void> {
+  const sets: string[] = [];
+  const params: unknown[] = [tenantId, id];
+  for (const k of ["name", "description", "status", "action", "priority"] as const) {
+    if (patch[k] === undefined) continue;
+    params.push(patch[k]);
+    sets.push(`${k} = $${params.length}`);
+  }
+  if (patch.conditions !== undefined) {
+    params.push(JSON.stringify(patch.conditions));
+    sets.push(`conditions = $${params.length}::jsonb`);
+  }
+  sets.push("updated_at = now()");
+  await db.query(`UPDATE policies SET ${sets.join(", ")} WHERE tenant_id = $1 AND id = $2`, params);
+}
+
+export async function touchPolicy(db: Queryable, tenantId: string, id: string): Promise<void> {
+  await db.query("UPDATE policies SET updated_at = now() WHERE tenant_id = $1 AND id = $2", [tenantId, id]);
+}
+
+/** Deletes a policy and its agent links; true when it existed. */
+export async function deletePolicy(db: Queryable, tenantId: string, id: string): Promise<boolean> {
+  const r = await db.query("DELETE FROM policies WHERE tenant_id = $1 AND id = $2", [tenantId, id]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+export async function insertLinks(db: Queryable, tenantId: string, pairs: readonly { policyId: string; agentId: string }[]): Promise<void> {
+  if (pairs.length === 0) return;
+  await db.query(
+    "INSERT INTO policy_agents (tenant_id, policy_id, agent_id) SELECT $1, unnest($2::text[]), unnest($3::text[]) ON CONFLICT DO NOTHING",
+    [tenantId, pairs.map((p) => p.policyId), pairs.map((p) => p.agentId)],
+  );
+}
+
+export async function deleteLinks(db: Queryable, tenantId: string, pairs: readonly { policyId: string; agentId: string }[]): Promise<void> {
+  if (pairs.length === 0) return;
+  await db.query(
+    "DELETE FROM policy_agents WHERE tenant_id = $1 AND (policy_id, agent_id) IN (SELECT unnest($2::text[]), unnest($3::text[]))",
+    [tenantId, pairs.map((p) => p.policyId), pairs.map((p) => p.agentId)],
+  );
+}
+
+/** Number of agents linked to each of the given policies (0 for tenant-wide ones). */
+export async function linkCounts(db: Queryable, tenantId: string, policyIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>(policyIds.map((id) => [id, 0]));
+  if (policyIds.length === 0) return out;
+  const r = await db.query<{ policy_id: string; n: number }>(
+    "SELECT policy_id, count(*)::int AS n FROM policy_agents WHERE tenant_id = $1 AND policy_id = ANY($2) GROUP BY policy_id",
+    [tenantId, policyIds],
+  );
+  for (const row of r.rows) out.set(row.policy_id, row.n);
+  return out;
 }

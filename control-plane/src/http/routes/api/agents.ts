@@ -1,22 +1,25 @@
-// Group B agents: POST /api/agents.
+// Group B agents: list (offset), read (with configYaml), create, update (any writable field; a new
+// configYaml appends a deployment record), observed tools, deployment history.
 import type Router from "@koa/router";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { z } from "../../openapi/zod.js";
+import { intParam, offsetParam } from "../../openapi/common-schemas.js";
 import { addRoute } from "../../route.js";
 import type { AppState } from "../../state.js";
 import type { Deps } from "../../deps.js";
-import { AgentCreatedB, agentCreatedB } from "../agent-views.js";
-import { parseAgentConfig } from "../../../domain/agent-config.js";
-import { newId } from "../../../domain/ids.js";
-import { badRequest, conflict } from "../../../errors/app-error.js";
-import { agentNameTaken, insertAgent, insertDeployment } from "../../../stores/postgres/agents-repo.js";
-import { existingPolicyIds } from "../../../stores/postgres/policies-repo.js";
-import { appendAudit } from "../../../stores/postgres/audit-repo.js";
-import { recordChange } from "../../../stores/postgres/sync-changes.js";
-import { actorOf } from "../../actor.js";
+import {
+  AgentB, AgentCreatedB, AgentWithConfigB, DeploymentB, ToolB, agentB, agentCreatedB, agentWithConfigB, deploymentB, listB, toolB,
+} from "../agent-views.js";
+import { AGENT_STATUSES } from "../../../domain/agent-status.js";
+import { notFound } from "../../../errors/app-error.js";
+import { getAgent, listAgentsOffset, listDeployments, listTools } from "../../../stores/postgres/agents-repo.js";
+import type { Queryable } from "../../../stores/postgres/db.js";
+import { createAgent, updateAgentFields } from "../agent-writes.js";
 
 const Name = z.string().trim().min(1).max(200);
 const Short = z.string().max(200);
+const Description = z.string().max(4000);
+const ConfigYaml = z.string().max(256 * 1024).openapi({ description: "Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept" });
 
 export const AgentCreateBody = z
   .object({
@@ -24,50 +27,113 @@ export const AgentCreateBody = z
     modelProvider: Short.optional(),
     modelName: Short.optional(),
     environment: Short.optional(),
-    description: z.string().max(4000).optional(),
-    configYaml: z.string().max(256 * 1024).optional(),
+    description: Description.optional(),
+    configYaml: ConfigYaml.optional(),
   })
   .strict()
   .openapi("AgentCreate");
 
+export const AgentPatchBody = z
+  .object({
+    name: Name.optional(),
+    modelProvider: Short.optional(),
+    modelName: Short.optional(),
+    environment: Short.optional(),
+    description: Description.nullable().optional(),
+    configYaml: ConfigYaml.optional(),
+    status: z.enum(AGENT_STATUSES).optional(),
+  })
+  .strict()
+  .openapi("AgentPatch");
+
+const IdParams = z.object({ id: z.string().min(1).max(200).openapi({ example: "agt_01JD3Z6Q4W8X9Y0Z1A2B3C4D5E" }) });
+
+async function mustExist(db: Queryable, tenantId: string, id: string): Promise<void> {
+  if (!(await getAgent(db, tenantId, id))) throw notFound(`agent ${id}`);
+}
+
 export function registerAgentRoutesB(router: Router<AppState>, registry: OpenAPIRegistry, deps: Deps): void {
+  addRoute(router, registry, {
+    method: "get",
+    path: "/api/agents",
+    summary: "List agents (newest first; configYaml only in the single-agent read)",
+    scope: "agents:read",
+    query: z.object({ limit: intParam(50, 1, 500), offset: offsetParam(), environment: Short.optional() }),
+    responses: { 200: listB(AgentB, "AgentListB") },
+    handler: async (_ctx, { query, principal }) => {
+      const { rows, total } = await listAgentsOffset(deps.db, principal.tenantId, query);
+      return { status: 200, body: { data: rows.map(agentB), total, limit: query.limit, offset: query.offset } };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "get",
+    path: "/api/agents/{id}",
+    summary: "One agent, with its configYaml",
+    scope: "agents:read",
+    params: IdParams,
+    responses: { 200: z.object({ data: AgentWithConfigB }) },
+    handler: async (_ctx, { params, principal }) => {
+      const agent = await getAgent(deps.db, principal.tenantId, params.id);
+      if (!agent) throw notFound(`agent ${params.id}`);
+      return { status: 200, body: { data: agentWithConfigB(agent) } };
+    },
+  });
+
   addRoute(router, registry, {
     method: "post",
     path: "/api/agents",
-    summary: "Register an agent",
+    summary: "Register an agent (name unique in the tenant; writes deployment history version 1)",
     scope: "agents:write",
     body: AgentCreateBody,
     responses: { 201: z.object({ data: AgentCreatedB }) },
     handler: async (ctx, { body, principal }) => {
-      const configYaml = body.configYaml ?? "";
-      const config = parseAgentConfig(configYaml);
-      const row = await deps.db.tx(async (c) => {
-        await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`agent-name:${principal.tenantId}`]);
-        if (await agentNameTaken(c, principal.tenantId, body.name)) throw conflict(`an agent named "${body.name}" already exists`);
-        const policyIds = config.policies ?? [];
-        const known = await existingPolicyIds(c, principal.tenantId, policyIds);
-        const missing = policyIds.filter((p) => !known.has(p));
-        if (missing.length > 0) throw badRequest(`configYaml.policies names unknown policies: ${missing.join(", ")}`, [{ path: "configYaml.policies", message: `unknown policy ids: ${missing.join(", ")}` }]);
-        const agent = await insertAgent(c, {
-          id: newId("agt"),
-          tenant_id: principal.tenantId,
-          name: body.name,
-          description: body.description ?? null,
-          model_provider: body.modelProvider ?? "",
-          model_name: body.modelName ?? "",
-          environment: body.environment ?? "",
-          config_yaml: configYaml,
-        });
-        for (const pid of policyIds) {
-          await c.query("INSERT INTO policy_agents (tenant_id, policy_id, agent_id) VALUES ($1, $2, $3)", [principal.tenantId, pid, agent.id]);
-          await recordChange(c, principal.tenantId, "policy", pid);
-        }
-        await insertDeployment(c, { id: newId("dep"), tenantId: principal.tenantId, agentId: agent.id, configYaml, deployedBy: principal.userId });
-        await appendAudit(c, { ...actorOf(ctx, principal), action: "agent.create", targetType: "agent", targetId: agent.id, details: { name: agent.name } });
-        await recordChange(c, principal.tenantId, "agent", agent.id);
-        return agent;
-      });
+      const row = await createAgent(deps.db, ctx, principal, body);
       return { status: 201, body: { data: agentCreatedB(row) } };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "patch",
+    path: "/api/agents/{id}",
+    summary: "Update an agent (any writable field; a new configYaml appends a deployment record; status as in PATCH /v1/agents)",
+    scope: "agents:write",
+    params: IdParams,
+    body: AgentPatchBody,
+    responses: { 200: z.object({ data: AgentWithConfigB }) },
+    handler: async (ctx, { params, body, principal }) => {
+      const row = await updateAgentFields(deps.db, ctx, principal, params.id, body);
+      return { status: 200, body: { data: agentWithConfigB(row) } };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "get",
+    path: "/api/agents/{id}/tools",
+    summary: "Tools the agent called through the proxy, with call counts and last call time (most recently called first)",
+    scope: "agents:read",
+    params: IdParams,
+    query: z.object({ limit: intParam(50, 1, 500), offset: offsetParam() }),
+    responses: { 200: listB(ToolB, "ToolList") },
+    handler: async (_ctx, { params, query, principal }) => {
+      await mustExist(deps.db, principal.tenantId, params.id);
+      const { rows, total } = await listTools(deps.db, principal.tenantId, params.id, query);
+      return { status: 200, body: { data: rows.map(toolB), total, limit: query.limit, offset: query.offset } };
+    },
+  });
+
+  addRoute(router, registry, {
+    method: "get",
+    path: "/api/agents/{id}/history",
+    summary: "Deployment history (configYaml versions), most recent first",
+    scope: "agents:read",
+    params: IdParams,
+    query: z.object({ limit: intParam(20, 1, 500), offset: offsetParam() }),
+    responses: { 200: listB(DeploymentB, "DeploymentList") },
+    handler: async (_ctx, { params, query, principal }) => {
+      await mustExist(deps.db, principal.tenantId, params.id);
+      const { rows, total } = await listDeployments(deps.db, principal.tenantId, params.id, query);
+      return { status: 200, body: { data: rows.map(deploymentB), total, limit: query.limit, offset: query.offset } };
     },
   });
 }

@@ -1,0 +1,149 @@
+// configYaml validation (issue 3): malformed YAML or wrong types for the known keys are a 400 naming the
+// line or key, on create and on update, and change nothing; unknown keys are kept and returned untouched.
+import test from "ava";
+import { startStack, type Stack } from "../harness/stack.js";
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack();
+});
+test.after.always(async () => {
+  await stack?.stop();
+});
+
+interface ErrB {
+  error: string;
+  details?: { path: string; message: string }[];
+}
+let n = 0;
+const name = () => `yaml-${++n}-${Date.now()}`;
+
+async function rejects(t: import("ava").ExecutionContext, configYaml: string, expect: { key?: string; line?: number }) {
+  const agentName = name();
+  const r = await stack.api.post<ErrB>("/api/agents", { name: agentName, configYaml });
+  t.is(r.status, 400, `create: ${JSON.stringify(configYaml)}`);
+  const text = `${r.body.error} ${(r.body.details ?? []).map((d) => `${d.path} ${d.message}`).join(" ")}`;
+  if (expect.key) {
+    t.true((r.body.details ?? []).some((d) => d.path === `configYaml.${expect.key}`), `details name configYaml.${expect.key}: ${text}`);
+    t.true(r.body.error.includes(expect.key), `message names ${expect.key}: ${r.body.error}`);
+  }
+  if (expect.line !== undefined) t.regex(r.body.error, new RegExp(`line ${expect.line}\\b`), `message names line ${expect.line}`);
+  const list = await stack.api.get<{ data: { name: string }[] }>("/api/agents?limit=500");
+  t.false(list.body.data.some((a) => a.name === agentName), "nothing was created");
+  return r.body;
+}
+
+test("malformed YAML is a 400 naming the line", async (t) => {
+  await rejects(t, "rate_limit: [1\n", { line: 2 });
+  await rejects(t, "rate_limit: 5\nrate_limit: 6\n", { line: 2 });
+  await rejects(t, "a: 1\nb:\n  - x\n - y\n", { line: 4 });
+  await rejects(t, "a: b: c\n", { line: 1 });
+  await rejects(t, "x: 1\n---\ny: 2\n", { line: 2 });
+  await rejects(t, 'key: "unterminated\n', {});
+  await rejects(t, "a: *missing\n", {});
+});
+
+test("wrong types for the known keys are a 400 naming the key and its line", async (t) => {
+  const cases: [string, string, number][] = [
+    ["owner: me\nrate_limit: abc\n", "rate_limit", 2],
+    ["rate_limit: 0\n", "rate_limit", 1],
+    ["rate_limit: -5\n", "rate_limit", 1],
+    ["rate_limit: 1.5\n", "rate_limit", 1],
+    ['rate_limit: "60"\n', "rate_limit", 1],
+    ["rate_limit: 99999999999\n", "rate_limit", 1],
+    ["a: 1\nb: 2\nbudget_limit_daily: -1\n", "budget_limit_daily", 3],
+    ["budget_limit_daily: five\n", "budget_limit_daily", 1],
+    ["budget_limit_daily: .inf\n", "budget_limit_daily", 1],
+    ["budget_limit_daily: [1]\n", "budget_limit_daily", 1],
+    ["pii_detection: yes\n", "pii_detection", 1],
+    ["pii_detection: 1\n", "pii_detection", 1],
+    ["policies: pol_01HZZZZZZZZZZZZZZZZZZZZZZZ\n", "policies", 1],
+    ["policies: [1, 2]\n", "policies", 1],
+    ["policies:\n  - not-a-policy\n", "policies", 1],
+    ["policies: {a: 1}\n", "policies", 1],
+  ];
+  for (const [yaml, key, line] of cases) await rejects(t, yaml, { key, line });
+});
+
+test("several bad keys are all reported", async (t) => {
+  const body = await rejects(t, "rate_limit: x\npii_detection: maybe\n", {});
+  t.deepEqual((body.details ?? []).map((d) => d.path).sort(), ["configYaml.pii_detection", "configYaml.rate_limit"]);
+  t.regex(body.error, /line 1/);
+  t.regex(body.error, /line 2/);
+});
+
+test("a YAML that is not a mapping is a 400", async (t) => {
+  for (const yaml of ["- a\n- b\n", "just a string\n", "42\n"]) await rejects(t, yaml, {});
+});
+
+test("policies naming a policy that does not exist is a 400 naming configYaml.policies", async (t) => {
+  await rejects(t, "policies: [pol_01HZZZZZZZZZZZZZZZZZZZZZZZ]\n", { key: "policies" });
+});
+
+test("alias expansion bombs are refused", async (t) => {
+  const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
+  for (let i = 1; i < 9; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(", ")}]`);
+  await rejects(t, `${bomb.join("\n")}\n`, {});
+});
+
+test("unknown keys, comments and layout are kept and returned untouched", async (t) => {
+  const yaml = [
+    "# support bot configuration",
+    "rate_limit: 60   # requests per minute",
+    "budget_limit_daily: 12.5",
+    "pii_detection: true",
+    "owner: team-payments",
+    "routing:",
+    "  fallback: [gpt-4o-mini, claude-3-5-haiku]",
+    "  weights: {primary: 0.8, secondary: 0.2}",
+    "defaults: &d",
+    "  temperature: 0.2",
+    "override:",
+    "  <<: *d",
+    "notes: |",
+    "  multi-line",
+    "  text",
+    "",
+  ].join("\n");
+  const created = await stack.api.post<{ data: { id: string } }>("/api/agents", { name: name(), configYaml: yaml });
+  t.is(created.status, 201);
+  const id = created.body.data.id;
+  const read = await stack.api.get<{ data: { configYaml: string } }>(`/api/agents/${id}`);
+  t.is(read.body.data.configYaml, yaml);
+  const detail = await stack.api.get<{ config: Record<string, unknown> }>(`/v1/agents/${id}`);
+  t.deepEqual(detail.body.config, { rate_limit: 60, budget_limit_daily: 12.5, pii_detection: true, policies: [] });
+  const history = await stack.api.get<{ data: { configYaml: string }[] }>(`/api/agents/${id}/history`);
+  t.is(history.body.data[0]!.configYaml, yaml);
+});
+
+test("empty, comment-only and null values mean the defaults", async (t) => {
+  for (const yaml of ["", "# nothing yet\n", "rate_limit:\nbudget_limit_daily: ~\npii_detection:\n", "{}\n"]) {
+    const r = await stack.api.post<{ data: { id: string } }>("/api/agents", { name: name(), configYaml: yaml });
+    t.is(r.status, 201, JSON.stringify(yaml));
+    const d = await stack.api.get<{ config: Record<string, unknown> }>(`/v1/agents/${r.body.data.id}`);
+    t.deepEqual(d.body.config, { rate_limit: null, budget_limit_daily: null, pii_detection: true, policies: [] }, JSON.stringify(yaml));
+  }
+});
+
+test("an invalid configYaml in PATCH is a 400 and changes nothing", async (t) => {
+  const good = "rate_limit: 10\n";
+  const created = await stack.api.post<{ data: { id: string } }>("/api/agents", { name: name(), configYaml: good });
+  const id = created.body.data.id;
+  for (const bad of ["rate_limit: [\n", "rate_limit: ten\n", "pii_detection: 0\n"]) {
+    const r = await stack.api.call<ErrB>("PATCH", `/api/agents/${id}`, { configYaml: bad, description: "should not stick" });
+    t.is(r.status, 400, bad);
+  }
+  const read = await stack.api.get<{ data: { configYaml: string; description: string | null } }>(`/api/agents/${id}`);
+  t.is(read.body.data.configYaml, good);
+  t.is(read.body.data.description, null);
+  t.is((await stack.api.get<{ total: number }>(`/api/agents/${id}/history`)).body.total, 1);
+  const ok = await stack.api.call<{ data: { configYaml: string } }>("PATCH", `/api/agents/${id}`, { configYaml: "rate_limit: 20\nextra: [a]\n" });
+  t.is(ok.status, 200);
+  t.is(ok.body.data.configYaml, "rate_limit: 20\nextra: [a]\n");
+  t.is((await stack.api.get<{ config: { rate_limit: number } }>(`/v1/agents/${id}`)).body.config.rate_limit, 20);
+});
+
+test("a configYaml over 256 KiB is a 400", async (t) => {
+  const r = await stack.api.post<ErrB>("/api/agents", { name: name(), configYaml: `notes: "${"x".repeat(256 * 1024)}"\n` });
+  t.is(r.status, 400);
+});
