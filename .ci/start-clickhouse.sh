@@ -23,8 +23,16 @@ DIR="$(cd "$DATA_DIR_ARG" && pwd)"
 PING_URL="http://127.0.0.1:${HTTP_PORT}/ping"
 
 ping_ok() {
-  # /ping answers "Ok." with 200.
-  curl -fsS --max-time 2 "$PING_URL" 2>/dev/null | grep -q '^Ok' 
+  # /ping answers "Ok." with 200. Without curl, a plain HTTP/1.0 request through bash's /dev/tcp.
+  local body
+  if command -v curl >/dev/null; then
+    body="$(curl -fsS --max-time 2 "$PING_URL" 2>/dev/null || true)"
+  else
+    body="$( (exec 3<>"/dev/tcp/127.0.0.1/${HTTP_PORT}" \
+      && printf 'GET /ping HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 \
+      && timeout 2 cat <&3) 2>/dev/null | tail -n 1 || true)"
+  fi
+  [[ "$body" == Ok* ]]
 }
 
 if ping_ok; then

@@ -18,7 +18,9 @@ import { TraceShipper } from "./trace/shipper.js";
 import { renderMetrics, readiness } from "./sidecar-status.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { BudgetLedger } from "./limits/budget.js";
+import { restoreSpendFromSpool, withAckHook } from "./limits/spool-spend.js";
 import { createProxyHandler } from "./proxy/handler.js";
+import { governStream } from "./policy/stream/index.js";
 import { closeHttpServer, createServiceLogger, createSidecarOps, otlpConfigFromEnv, type SidecarOps } from "./observability/index.js";
 
 export interface Sidecar {
@@ -69,11 +71,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     snapshotPath,
     {
       onState: (s) => {
-        for (const [agentId, next] of s.spend) {
-          const prev = state.spend.get(agentId);
-          if (prev && prev.day === next.day) budget.onControlPlaneSpend(agentId, next.day, prev.spentUsd, next.spentUsd);
-          else if (!prev) budget.onControlPlaneSpend(agentId, next.day, 0, next.spentUsd);
-        }
+        // The ledger remembers the last figure per agent and day: every figure is reported (limits/budget.ts).
+        for (const [agentId, next] of s.spend) budget.onControlPlaneSpend(agentId, next.day, 0, next.spentUsd);
         state = s;
       },
       onConnected: (c) => log.info({ connected: c }, "sync connection"),
@@ -86,7 +85,9 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
 
   const queue = await DurableSpool.open({ dir: join(dataDir, "spool"), maxBytes: config.SPOOL_MAX_BYTES, log });
   const gate = new ResponseGate(config.SPOOL_COMMIT_WAIT_MS);
-  const shipper = new TraceShipper(transport, config.SIDECAR_KEY, queue, {
+  // Spend of traces the control plane has not acknowledged yet still counts against budgets after a restart.
+  await restoreSpendFromSpool(queue, budget);
+  const shipper = new TraceShipper(transport, config.SIDECAR_KEY, withAckHook(queue, (ids) => budget.acknowledged(ids)), {
     onError: (e) => log.warn({ err: String(e) }, "ingest error; unacknowledged traces will be sent again"),
     onRejected: (id, reason) => log.error({ traceId: id, reason }, "trace rejected by the control plane"),
   });
@@ -103,6 +104,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     emit: ops.traced((t: Trace) => gate.traceEmitted(queue.append(t))),
     storeRawPii: config.TRACE_STORE_RAW_PII,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    sseKeepAliveMs: config.SSE_KEEPALIVE_MS,
+    streamGovernor: governStream,
     onError: (e, where) => log.error({ err: String(e), where }, "proxy error"),
   });
 

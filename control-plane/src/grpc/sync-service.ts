@@ -8,7 +8,8 @@
 // Versions strictly increase from one delta to the next.
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import { HeartbeatSchema, WatchResponseSchema, type WatchRequest, type WatchResponse } from "@agentgov/proto";
+import { HeartbeatSchema, WatchResponseSchema, type Delta, type WatchRequest, type WatchResponse } from "@agentgov/proto";
+import type { ChangeRow } from "../stores/postgres/sync-changes.js";
 import type { Db } from "../stores/postgres/db.js";
 import type { SyncHub } from "../sync/hub.js";
 import { buildDelta, buildSnapshot } from "../sync/snapshot.js";
@@ -28,6 +29,26 @@ const heartbeat = (version: number): WatchResponse =>
 
 export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: number, writers: number) => void) {
   const settled = new SettledVersion(db, onSlowSettle);
+  // The streams of one tenant wake together for the same window of changes: they share one read of the
+  // change log and one delta (50 sidecars cost 2 queries, not 100), which keeps revocation fast.
+  const windows = new Map<string, Promise<{ changes: ChangeRow[]; delta: Delta | undefined }>>();
+  const windowDelta = (tenantId: string, after: number, upTo: number) => {
+    const k = `${tenantId}:${after}:${upTo}`;
+    let p = windows.get(k);
+    if (!p) {
+      const made = (async () => {
+        const changes = await changesBetween(db, tenantId, after, upTo);
+        return { changes, delta: changes.length > 0 ? await buildDelta(db, tenantId, changes) : undefined };
+      })();
+      p = made;
+      windows.set(k, made);
+      const forget = () => {
+        if (windows.get(k) === made) windows.delete(k);
+      };
+      made.then(() => setTimeout(forget, 1000).unref(), forget);
+    }
+    return p;
+  };
   return {
     async *watch(req: WatchRequest, ctx: HandlerContext): AsyncGenerator<WatchResponse> {
       const { tenantId } = await authenticateSidecar(db, ctx);
@@ -46,10 +67,9 @@ export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: num
       let lastSent = Date.now();
       while (!ctx.signal.aborted) {
         if (upTo > version) {
-          const changes = await changesBetween(db, tenantId, version, upTo);
+          const { changes, delta } = await windowDelta(tenantId, version, upTo);
           const full = changes.length === CHANGES_PAGE;
-          if (changes.length > 0) {
-            const delta = await buildDelta(db, tenantId, changes);
+          if (delta) {
             version = full ? changes[changes.length - 1]!.version : upTo;
             yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
             lastSent = Date.now();

@@ -8,11 +8,16 @@ import { errorHandler } from "./middleware/errors.js";
 import { authenticate } from "./middleware/auth.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { buildDocument, createRegistry } from "./openapi/registry.js";
+import { createControlPlaneOps, httpMetrics, routeMatcher } from "../observability/index.js";
 import { registerAgentRoutesA } from "./routes/v1/agents.js";
 import { registerTraceRoutesA } from "./routes/v1/traces.js";
 import { registerPolicyRoutesA } from "./routes/v1/policies.js";
 import { registerAgentRoutesB } from "./routes/api/agents.js";
 import { registerKeyRoutes } from "./routes/api/keys.js";
+import { registerTeamRoutes } from "./routes/api/teams.js";
+import { registerUserRoutes } from "./routes/api/users.js";
+import { registerAuditRoutes } from "./routes/api/audit.js";
+import { registerWebhookRoute } from "./routes/api/webhook.js";
 
 export interface RestApp {
   app: Koa<AppState>;
@@ -29,6 +34,10 @@ export function createRestApp(deps: Deps): RestApp {
   registerPolicyRoutesA(router, registry, deps);
   registerAgentRoutesB(router, registry, deps);
   registerKeyRoutes(router, registry, deps);
+  registerTeamRoutes(router, registry, deps);
+  registerUserRoutes(router, registry, deps);
+  registerAuditRoutes(router, registry, deps);
+  registerWebhookRoute(router, registry, deps);
 
   const openapi = buildDocument(registry);
 
@@ -39,17 +48,20 @@ export function createRestApp(deps: Deps): RestApp {
   open.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
+  const ops = deps.ops ?? createControlPlaneOps();
   open.get("/readyz", async (ctx) => {
-    const [pg, ch] = await Promise.all([
-      deps.db.query("SELECT 1").then(() => true, () => false),
-      deps.traces.ping().catch(() => false),
-    ]);
-    ctx.status = pg && ch ? 200 : 503;
-    ctx.body = { status: pg && ch ? "ready" : "not_ready", postgres: pg, clickhouse: ch };
+    const r = await ops.lifecycle.readiness(deps.db, deps.traces);
+    ctx.status = r.ready ? 200 : 503;
+    ctx.body = { status: r.ready ? "ready" : r.draining ? "draining" : "not_ready", postgres: r.postgres, clickhouse: r.clickhouse };
+  });
+  open.get("/metrics", async (ctx) => {
+    ctx.type = ops.metrics.registry.contentType;
+    ctx.body = await ops.metrics.registry.metrics();
   });
 
   app.silent = true;
   app.use(requestId());
+  app.use(httpMetrics(ops, routeMatcher([...Object.keys(openapi.paths ?? {}), "/openapi.json", "/healthz", "/readyz", "/metrics"]), deps.log));
   app.use(errorHandler(deps.log));
   app.use(open.routes());
   app.use(authenticate(deps.db));

@@ -3,10 +3,13 @@ import type { Db } from "../stores/postgres/db.js";
 import type { TraceStore } from "../stores/clickhouse/index.js";
 import type { ControlPlaneConfig } from "../config/env.js";
 import type { Logger } from "pino";
+import type { ControlPlaneOps } from "../observability/index.js";
 
 export interface Deps {
   db: Db;
   traces: TraceStore;
   config: ControlPlaneConfig;
   log: Logger;
+  /** Metrics and lifecycle (created by createRestApp when absent). */
+  ops?: ControlPlaneOps;
 }

@@ -68,7 +68,8 @@ export function addRoute<P extends ZodType, Q extends ZodType, B extends ZodType
   if (def.params) request.params = def.params as unknown as NonNullable<RouteConfig["request"]>["params"];
   if (def.query) request.query = def.query as unknown as NonNullable<RouteConfig["request"]>["query"];
   if (def.body) request.body = { required: true, content: { "application/json": { schema: def.body } } };
-  registry.registerPath({ method: def.method, path: def.path, summary: def.summary, request, responses, security: [{ apiKey: [] }] });
+  // x-required-scope: the team scope the operation needs (DESIGN.md §3); tests read it to check every endpoint.
+  registry.registerPath({ method: def.method, path: def.path, summary: def.summary, request, responses, security: [{ apiKey: [] }], "x-required-scope": def.scope });
 
   router[def.method](koaPath(def.path), async (ctx) => {
     const principal = ctx.state.principal;

@@ -13,6 +13,8 @@ export const SidecarEnvSchema = z.object({
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(600_000),
   UPSTREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(256),
+  /** Streams: an SSE comment (": keep-alive") is sent to the client after this many ms without a byte from the provider, between events only; 0 = never. */
+  SSE_KEEPALIVE_MS: z.coerce.number().int().min(0).default(15_000),
   PROVIDER_OPENAI_URL: z.string().url().default("https://api.openai.com"),
   PROVIDER_ANTHROPIC_URL: z.string().url().default("https://api.anthropic.com"),
   PROVIDER_GOOGLE_URL: z.string().url().default("https://generativelanguage.googleapis.com"),

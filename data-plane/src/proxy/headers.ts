@@ -1,40 +1,66 @@
-// Which request headers go upstream and which response headers come back (RFC 9110 hop-by-hop rules):
-// X-Service-* never leaves the sidecar; the provider's own credential header is forwarded as it came.
+// Which request headers go upstream and which response headers come back (RFC 9110 §7.6.1: hop-by-hop
+// fields and every field named in Connection are not forwarded; §7.6.3: a gateway adds Via to what it
+// forwards). X-Service-* never leaves the sidecar; the provider's own credential header (Authorization,
+// x-api-key, x-goog-api-key) is forwarded exactly as it came, never translated.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 
-const HOP_BY_HOP = new Set([
-  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length",
-]);
+/** Hop-by-hop fields (RFC 9110 §7.6.1, plus the legacy Proxy-Connection and Keep-Alive). */
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+/** Fields the sidecar sets itself on the upstream request. */
+const REPLACED_UPSTREAM = new Set(["host", "content-length", "accept-encoding", "expect"]);
+const VIA = "1.1 agentgov-sidecar";
+const SERVICE_PREFIX = "x-service-";
 
-function connectionListed(h: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Set<string> {
-  const v = h["connection"];
-  const text = Array.isArray(v) ? v.join(",") : (v ?? "");
-  return new Set(text.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean));
+/** Extra field names a Connection header lists (beyond the hop-by-hop ones), lower-case; undefined when none. */
+function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  let listed: Set<string> | undefined;
+  for (const token of (Array.isArray(value) ? value.join(",") : value).split(",")) {
+    const name = token.trim().toLowerCase();
+    if (name === "" || name === "close" || HOP_BY_HOP.has(name)) continue;
+    (listed ??= new Set()).add(name);
+  }
+  return listed;
 }
 
+/** The headers of the upstream request: the client's, minus hop-by-hop and X-Service-*, plus identity encoding and Via. */
 export function upstreamRequestHeaders(h: IncomingHttpHeaders, bodyLength: number): Record<string, string> {
-  const listed = connectionListed(h);
+  const listed = connectionListed(h.connection);
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(h)) {
-    if (value === undefined) continue;
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || listed.has(lower) || lower.startsWith("x-service-") || lower === "accept-encoding") continue;
-    out[lower] = Array.isArray(value) ? value.join(", ") : value;
+  for (const name in h) {
+    const value = h[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || REPLACED_UPSTREAM.has(name) || name.startsWith(SERVICE_PREFIX)) continue;
+    if (listed?.has(name)) continue;
+    out[name] = Array.isArray(value) ? value.join(", ") : value;
   }
-  // The sidecar reads the answer (usage, tools, policies), so it asks for an uncompressed body.
+  // The sidecar reads every answer (usage, tools, policies): it asks for an uncompressed body (decisions.md 11).
   out["accept-encoding"] = "identity";
   out["content-length"] = String(bodyLength);
+  out.via = out.via ? `${out.via}, ${VIA}` : VIA;
   return out;
 }
 
-export function downstreamResponseHeaders(h: Record<string, string | string[] | undefined>): OutgoingHttpHeaders {
-  const listed = connectionListed(h);
+/**
+ * The provider's response headers as the client gets them: hop-by-hop fields dropped, and the framing
+ * fields (content-length, content-encoding when the sidecar decoded the body) left for the caller to set.
+ */
+export function downstreamResponseHeaders(h: Record<string, string | string[] | undefined>, dropEncoding: boolean): OutgoingHttpHeaders {
+  const listed = connectionListed(h.connection);
   const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(h)) {
-    if (value === undefined) continue;
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || listed.has(lower) || lower === "content-encoding") continue;
-    out[lower] = value;
+  for (const name in h) {
+    const value = h[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || name === "content-length" || (dropEncoding && name === "content-encoding")) continue;
+    if (listed?.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Copies the X-Service-* (and X-Request-Id, unless the provider sent its own) headers onto a response's headers. */
+export function addServiceHeaders(out: OutgoingHttpHeaders, service: Record<string, string>): OutgoingHttpHeaders {
+  for (const name in service) {
+    if (name === "x-request-id" && out[name] !== undefined) continue; // keep the provider's request id (support tickets)
+    out[name] = service[name];
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // The sidecar's own answers (refusals and failures), in one JSON shape that every provider SDK surfaces:
-// {error: {code, message, request_id, ...}}.
+// {error: {code, message, request_id, type, ...}} (error.message and error.code/type are what the
+// openai, anthropic, genai, mistral and cohere SDKs read from an error body).
 import type { ServerResponse } from "node:http";
 
 export class ProxyRefusal extends Error {
@@ -11,17 +12,23 @@ export class ProxyRefusal extends Error {
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
+    this.name = "ProxyRefusal";
   }
 }
 
-export function sendJsonError(res: ServerResponse, e: ProxyRefusal, requestId: string, headers: Record<string, string> = {}): void {
+/**
+ * Writes the refusal with the X-Service-* headers given (they go on every answer). A response whose
+ * headers already left (a stream) cannot change its status: its connection is cut instead.
+ */
+export function sendJsonError(res: ServerResponse, e: ProxyRefusal, requestId: string, serviceHeaders: Record<string, string>): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: requestId, type: e.code, ...e.extra } });
-  const h: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-request-id": requestId, ...headers };
-  if (e.retryAfterSeconds !== undefined) h["retry-after"] = String(e.retryAfterSeconds);
-  res.writeHead(e.status, h);
+  const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+  for (const name in serviceHeaders) headers[name] = serviceHeaders[name]!;
+  if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(e.retryAfterSeconds);
+  res.writeHead(e.status, headers);
   res.end(body);
 }

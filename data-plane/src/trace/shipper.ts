@@ -106,7 +106,7 @@ export class TraceShipper {
     let batchId = 0n;
     let finished = false;
     let wakeSender: (() => void) | undefined;
-    const self = this;
+    const { queue, counters } = this;
     const waitForWork = (ms: number) =>
       new Promise<void>((r) => {
         const t = setTimeout(() => {
@@ -138,7 +138,7 @@ export class TraceShipper {
           await waitForWork(1000);
           continue;
         }
-        const next = await self.queue.peek(BATCH, sent, BATCH_BYTES);
+        const next = await queue.peek(BATCH, sent, BATCH_BYTES);
         if (next.length === 0) {
           if (inFlight.size === 0 && Date.now() - idleSince >= IDLE_CLOSE_MS) return;
           await waitForWork(inFlight.size === 0 ? IDLE_CLOSE_MS : 1000);
@@ -148,7 +148,7 @@ export class TraceShipper {
         batchId++;
         for (const t of next) sent.add(t.id);
         inFlight.set(batchId, { ids: next.map((t) => t.id), sentAt: Date.now() });
-        self.counters.batchesSent++;
+        counters.batchesSent++;
         yield create(UploadRequestSchema, { batchId, traces: next });
       }
     }

@@ -27,6 +27,7 @@ export const DEFAULT_SPOOL_MAX_BYTES = 1024 * 1024 * 1024;
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
 const MIN_SEGMENT_BYTES = 64 * 1024;
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
+const ROTATE_ACKED_BYTES = 1024 * 1024;
 const SEGMENT_FILE = /^seg-(\d{12})\.log$/;
 const ACKS_FILE = /^seg-(\d{12})\.acks$/;
 
@@ -457,9 +458,9 @@ export class DurableSpool implements TraceQueue {
     const picked: Entry[] = [];
     let bytes = 0;
     for (const e of this.index.values()) {
-      if (picked.length >= n || (picked.length > 0 && bytes + e.length > maxBytes)) break;
-      if (!e.ready) break;
+      if (picked.length >= n || !e.ready) break;
       if (exclude.has(e.id)) continue;
+      if (picked.length > 0 && bytes + e.length > maxBytes) break;
       picked.push(e);
       bytes += e.length;
     }
@@ -485,8 +486,10 @@ export class DurableSpool implements TraceQueue {
     const writes: Promise<void>[] = [];
     for (const [seg, list] of bySeg) {
       if (seg.deleted) continue;
+      // A fully acknowledged active segment past 1 MiB is rotated, so that it can be compacted at once.
+      if (seg === this.active && seg.live === 0 && seg.pendingWrites === 0 && seg.size >= Math.min(this.segmentBytes, ROTATE_ACKED_BYTES)) this.rotate();
       if (seg.sealed && seg.live === 0 && seg.pendingWrites === 0) {
-        this.removeSegment(seg);
+        if (!seg.deleted) this.removeSegment(seg);
         continue;
       }
       const record = encodeRecord(Buffer.from(list.join("\n"), "utf8"));

@@ -8,10 +8,16 @@ const WINDOW_MS = 60_000;
 
 export function rateLimit(perMinute: number): Middleware<AppState> {
   const hits = new Map<string, number[]>();
+  let lastSweep = Date.now();
   return async (ctx, next) => {
     const keyId = ctx.state.principal?.keyId;
     if (!keyId) return next();
     const now = Date.now();
+    if (now - lastSweep > WINDOW_MS) {
+      // Forget keys idle for a whole window, so the map holds only recently active keys.
+      lastSweep = now;
+      for (const [k, list] of hits) if ((list[list.length - 1] ?? 0) <= now - WINDOW_MS) hits.delete(k);
+    }
     const list = (hits.get(keyId) ?? []).filter((t) => t > now - WINDOW_MS);
     const resetSec = list.length > 0 ? Math.max(1, Math.ceil((list[0]! + WINDOW_MS - now) / 1000)) : 60;
     ctx.set("RateLimit-Limit", String(perMinute));

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Middleware } from "koa";
 import type { AppState } from "../state.js";
 
-const SAFE = /^[A-Za-z0-9._:\-]{1,128}$/;
+const SAFE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function requestId(): Middleware<AppState> {
   return async (ctx, next) => {

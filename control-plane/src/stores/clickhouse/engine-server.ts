@@ -29,6 +29,9 @@ export class ServerEngine implements SqlEngine {
   private closed = false;
 
   constructor(options: ServerEngineOptions) {
+    if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) {
+      throw new TraceStoreError("invalid_argument", `not an http(s) ClickHouse URL: ${JSON.stringify(options.url)}`);
+    }
     this.client = createClient({
       url: options.url,
       username: options.user ?? "default",

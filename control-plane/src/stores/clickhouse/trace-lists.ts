@@ -18,7 +18,7 @@ import {
   type StoreContext,
   tenantCondition,
 } from "./store-context.js";
-import { DAY_MS, dateMs, MAX_MS } from "./time.js";
+import { dateMs, MAX_MS } from "./time.js";
 import type { CursorListQuery, CursorListResult, OffsetListQuery, OffsetListResult } from "./types.js";
 
 export const MAX_LIMIT = 1000;
@@ -32,6 +32,9 @@ interface Key {
   timestampMs: number;
   id: string;
 }
+
+/** How far from the time inside a ULID id get() looks first. */
+const GET_HINT_WINDOW_MS = 3_600_000;
 
 const keyOf = (ms: number, id: string): string => `${ms}\u0000${id}`;
 
@@ -108,10 +111,11 @@ export async function getTrace(ctx: StoreContext, tenantId: string, id: string):
     const row = rows[0];
     return row ? rowToTrace(row) : null;
   };
-  // Trace ids are `trc_<ULID>` minted when the request arrived: look near that time first.
+  // Trace ids are `trc_<ULID>` minted when the request arrived: look near that time first, then
+  // everywhere (ids minted otherwise, clock skew, unknown ids).
   const hint = ulidTimeMs(id);
   if (hint !== null) {
-    const near = await read({ fromMs: hint - DAY_MS, toMs: hint + DAY_MS });
+    const near = await read({ fromMs: hint - GET_HINT_WINDOW_MS, toMs: hint + GET_HINT_WINDOW_MS });
     if (near) return near;
   }
   return read({});

@@ -250,6 +250,15 @@ for (const kind of enginesUnderTest()) {
   });
 }
 
+test("server: a malformed URL is refused with invalid_argument", async (t) => {
+  for (const url of ["not a url", "ftp://127.0.0.1:8123", "http://"]) {
+    const e = await t.throwsAsync(() => openTraceStore({ url, database: "t_x", dataDir: "/nonexistent", retentionDays: 30 }), {
+      instanceOf: TraceStoreError,
+    });
+    t.is(e?.code, "invalid_argument", url);
+  }
+});
+
 test("server: an unreachable URL fails with engine_unavailable", async (t) => {
   const e = await t.throwsAsync(
     () => openTraceStore({ url: "http://127.0.0.1:9", database: "t_x", dataDir: "/nonexistent", retentionDays: 30 }),

@@ -1,16 +1,101 @@
-// Policy regexes are compiled once (the control plane only accepts linear-time-safe patterns).
-const cache = new Map<string, RegExp | null>();
+// Policy regexes and keyword lists, compiled once, both matched case-insensitively.
+// Policy regexes run on RE2 (re2js: linear time in the text for every pattern), because V8's
+// backtracking engine is quadratic or worse on failed searches even for "safe" patterns, and prompts
+// may be megabytes long. Keyword lists are literal alternations, which V8 matches in linear time.
+import { RE2JS } from "re2js";
 
-export function compiledRegex(pattern: string): RegExp | null {
-  let re = cache.get(pattern);
+/** A compiled pattern: whether it occurs, and every non-empty match as [start, end) UTF-16 offsets. */
+export interface TextPattern {
+  test(text: string): boolean;
+  matches(text: string): [number, number][];
+}
+
+const regexes = new Map<string, TextPattern | null>();
+const keywordLists = new Map<string, TextPattern | null>();
+const MAX_ENTRIES = 10_000;
+
+function re2Pattern(re: RE2JS): TextPattern {
+  return {
+    test: (text) => re.matcher(text).find(),
+    matches(text) {
+      const out: [number, number][] = [];
+      const m = re.matcher(text);
+      while (m.find()) {
+        const start = m.start();
+        const end = m.end();
+        if (end > start) out.push([start, end]);
+      }
+      return out;
+    },
+  };
+}
+
+function nativePattern(re: RegExp): TextPattern {
+  return {
+    test(text) {
+      re.lastIndex = 0;
+      const hit = re.test(text);
+      re.lastIndex = 0;
+      return hit;
+    },
+    matches(text) {
+      const out: [number, number][] = [];
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m; m = re.exec(text)) {
+        if (m[0].length === 0) {
+          re.lastIndex++;
+          continue;
+        }
+        out.push([m.index, m.index + m[0].length]);
+      }
+      re.lastIndex = 0;
+      return out;
+    },
+  };
+}
+
+export function compiledRegex(pattern: string): TextPattern | null {
+  let re = regexes.get(pattern);
   if (re === undefined) {
     try {
-      re = new RegExp(pattern, "giu");
+      re = re2Pattern(RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE));
     } catch {
       re = null;
     }
-    if (cache.size > 10_000) cache.clear();
-    cache.set(pattern, re);
+    if (regexes.size > MAX_ENTRIES) regexes.clear();
+    regexes.set(pattern, re);
   }
   return re;
+}
+
+// Only syntax characters may be escaped in a "u" regex (an escaped "-" is a syntax error there).
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/** Cache key of a keyword list (also used to remember which lists were seen in a stream). */
+export const keywordListKey = (keywords: readonly string[]): string => keywords.join("\u0000");
+
+/**
+ * One case-insensitive alternation of the (literal) keywords, longest first so that the longest
+ * keyword at a position wins. Matching with a regex rather than `toLowerCase().indexOf` keeps offsets
+ * exact for characters whose lower-case form has another length (e.g. "İ").
+ */
+export function keywordRegex(keywords: readonly string[]): TextPattern | null {
+  const key = keywordListKey(keywords);
+  let re = keywordLists.get(key);
+  if (re === undefined) {
+    const words = [...new Set(keywords.filter((k) => k.length > 0))].sort((a, b) => b.length - a.length);
+    re = words.length === 0 ? null : nativePattern(new RegExp(words.map(escape).join("|"), "giu"));
+    if (keywordLists.size > MAX_ENTRIES) keywordLists.clear();
+    keywordLists.set(key, re);
+  }
+  return re;
+}
+
+/** Every non-empty match of `re` in `text` as [start, end) pairs (UTF-16 offsets). */
+export function allMatches(re: TextPattern, text: string): [number, number][] {
+  return re.matches(text);
+}
+
+export function hasMatch(re: TextPattern, text: string): boolean {
+  return re.test(text);
 }

@@ -1,0 +1,200 @@
+// Benchmark of the policy engine as the sidecar runs it per request: PII scan, injection score,
+// evaluation of 3 PII policies + an injection policy + a keyword policy + a regex policy, and inbound
+// redaction of the native body, on 1 KB and 8 KB prompts; and the outbound stream governor on a
+// streamed answer (cost per event, text held back).
+// Run: node --import tsx bench/policy-engine.ts  → bench/results/policy-engine.json and .md
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { create, AgentSchema, PolicySchema, PolicyConditionsSchema, type Policy } from "@agentgov/proto";
+import { detectPii } from "../data-plane/src/policy/pii/index.js";
+import { injectionScore } from "../data-plane/src/policy/injection/index.js";
+import { evaluatePhase, partRedactor, redactSpans, applyRedaction } from "../data-plane/src/policy/engine/evaluate.js";
+import { createStreamGovernor, DEFAULT_MAX_HOLD_CHARS, DEFAULT_SCAN_STEP_CHARS, DEFAULT_WINDOW_CHARS } from "../data-plane/src/policy/stream/index.js";
+import { openaiAdapter } from "../data-plane/src/providers/index.js";
+
+const agent = create(AgentSchema, { id: "agt_bench", name: "bench", status: "active", piiDetection: true });
+let n = 0;
+const policy = (action: string, conditions: Record<string, unknown>, direction = "inbound"): Policy =>
+  create(PolicySchema, { id: `pol_${++n}`, name: `p${n}`, status: "active", action, priority: n, conditions: create(PolicyConditionsSchema, { direction, ...conditions }) });
+
+const POLICIES: Policy[] = [
+  policy("block", { piiTypes: ["ssn", "credit_card"] }),
+  policy("redact", { piiTypes: ["email", "phone"] }),
+  policy("log", { piiTypes: ["iban", "api_key", "us_bank_routing"] }),
+  policy("log", { injectionScoreGte: 0.7 }),
+  policy("log", { keywords: ["confidential", "internal only", "do not share", "project falcon", "merger", "layoff", "password", "secret", "salary", "acquisition"] }),
+  policy("log", { regex: "order-\\d{6}" }),
+];
+
+const PROSE = [
+  "Please summarise the attached meeting notes and list the action items for each team.",
+  "The quarterly report shows revenue grew 12% to $4.5 million, driven by three new enterprise accounts.",
+  "Rewrite this paragraph in a friendlier tone, keeping it under 120 words.",
+  "We deployed version 2.4.1 on Tuesday; the rollback plan is in section 3.2 of the runbook.",
+  "Explain the difference between a mutex and a semaphore with a short code example in Go.",
+  "The customer asked whether the premium plan includes priority support and SSO.",
+  "Translate the following product description into German and French.",
+  "Our latency p99 went from 480 ms to 230 ms after enabling connection pooling.",
+];
+const PII_LINES = ["Reach me at jane.doe@example.com or +1 415 555 0132 after five.", "Send the invoice to billing@acme.io, phone (212) 555-0188."];
+
+function prompt(bytes: number, withPii: boolean): string {
+  let s = "";
+  let i = 0;
+  while (s.length < bytes) {
+    s += (withPii && i % 6 === 3 ? PII_LINES[i % PII_LINES.length] : PROSE[i % PROSE.length]) + "\n";
+    i++;
+  }
+  return s.slice(0, bytes);
+}
+
+function machine(): Record<string, string | number> {
+  return { cpu: os.cpus()[0]?.model ?? "unknown", cores: os.cpus().length, memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10, node: process.version, platform: `${os.platform()} ${os.release()}` };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Median µs per call over 9 timed batches after a warm-up, as process CPU time (user + system): the
+ * machine is shared, and CPU time is far less sensitive to other load than wall-clock time.
+ */
+function time(fn: () => void, perBatch: number): number {
+  for (let i = 0; i < perBatch; i++) fn();
+  const out: number[] = [];
+  for (let b = 0; b < 9; b++) {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < perBatch; i++) fn();
+    const c = process.cpuUsage(c0);
+    out.push((c.user + c.system) / perBatch);
+  }
+  return Math.round(median(out) * 10) / 10;
+}
+
+interface RequestRow {
+  sizeKB: number;
+  workload: string;
+  piiFindings: number;
+  matched: number;
+  piiScanUs: number;
+  injectionUs: number;
+  evaluateUs: number;
+  redactUs: number;
+  totalUs: number;
+}
+
+function requestRow(sizeKB: number, withPii: boolean): RequestRow {
+  const text = prompt(sizeKB * 1024, withPii);
+  const body = { model: "gpt-4o", messages: [{ role: "system", content: "You are terse." }, { role: "user", content: text }] };
+  const joined = openaiAdapter.promptText(body);
+  const per = Math.max(5, Math.round(200 / sizeKB));
+  const pii = detectPii(joined);
+  const score = injectionScore(joined).score;
+  const input = { agent, phase: "inbound" as const, text: joined, model: "gpt-4o", inputTokens: 0, pii, injectionScore: score };
+  const outcome = evaluatePhase(POLICIES, input);
+  const redact = () => {
+    if (outcome.redactors.length === 0) return;
+    const spans = redactSpans(joined, outcome.redactors, pii);
+    openaiAdapter.mapPromptText(body, partRedactor(joined, spans, (p) => applyRedaction(p, redactSpans(p, outcome.redactors, detectPii(p)))));
+  };
+  const whole = () => {
+    const p = detectPii(joined);
+    const s = injectionScore(joined).score;
+    const o = evaluatePhase(POLICIES, { ...input, pii: p, injectionScore: s });
+    if (o.redactors.length > 0) openaiAdapter.mapPromptText(body, partRedactor(joined, redactSpans(joined, o.redactors, p), (x) => x));
+  };
+  return {
+    sizeKB,
+    workload: withPii ? "prose with an email and a phone number every 6 lines (redacted)" : "prose, no PII (nothing matches)",
+    piiFindings: pii.length,
+    matched: outcome.evaluations.filter((e) => e.result === "fail").length,
+    piiScanUs: time(() => detectPii(joined), per),
+    injectionUs: time(() => injectionScore(joined), per),
+    evaluateUs: time(() => evaluatePhase(POLICIES, input), per * 4),
+    redactUs: time(redact, per),
+    totalUs: time(whole, per),
+  };
+}
+
+interface StreamRow {
+  answerChars: number;
+  deltaChars: number;
+  events: number;
+  governedUs: number;
+  perEventUs: number;
+  maxHeldChars: number;
+  windowChars: number;
+}
+
+function streamRow(answerChars: number, deltaChars: number): StreamRow {
+  const text = prompt(answerChars, true);
+  const events: Buffer[] = [];
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    Buffer.from(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+  events.push(chunk({ role: "assistant", content: "" }, null));
+  for (let i = 0; i < text.length; i += deltaChars) events.push(chunk({ content: text.slice(i, i + deltaChars) }, null));
+  events.push(chunk({}, "stop"), Buffer.from("data: [DONE]\n\n"));
+  const outbound = [policy("redact", { piiTypes: ["email", "phone"] }, "outbound"), policy("block", { piiTypes: ["ssn", "credit_card"] }, "outbound")];
+  let held = 0;
+  let windowChars = 0;
+  const run = () => {
+    const g = createStreamGovernor({ provider: "openai", policies: outbound, piiDetection: true, model: "gpt-4o", inputTokens: 0, injectionScore: 0, errorEvent: () => "" })!;
+    for (const e of events) g.transform(e);
+    g.end();
+    held = g.stats().maxHeldChars;
+    windowChars = g.windowChars;
+  };
+  const us = time(run, 5);
+  return { answerChars, deltaChars, events: events.length, governedUs: us, perEventUs: Math.round((us / events.length) * 100) / 100, maxHeldChars: held, windowChars };
+}
+
+function main(): void {
+  const requests: RequestRow[] = [];
+  for (const kb of [1, 8]) for (const pii of [false, true]) requests.push(requestRow(kb, pii));
+  const streams = [streamRow(2048, 4), streamRow(8192, 16)];
+  const result = {
+    benchmark: "policy-engine",
+    date: new Date().toISOString(),
+    loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100,
+    machine: machine(),
+    policies: POLICIES.map((p) => ({ action: p.action, conditions: p.conditions })),
+    requests,
+    streams,
+  };
+  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+  writeFileSync(new URL("./results/policy-engine.json", import.meta.url), JSON.stringify(result, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v), 2) + "\n");
+  const md = `# Policy engine benchmark
+
+Date: ${result.date}
+Load average at start (1 min): ${result.loadAverage1m}
+Machine: ${result.machine.cpu}, ${result.machine.cores} cores, ${result.machine.memoryGiB} GiB, Node ${result.machine.node}
+
+## Per request (inbound phase), median CPU µs
+
+Policies: block on ssn/credit_card, redact email/phone, log iban/api_key/us_bank_routing (3 PII
+policies), log injection_score_gte 0.7, log 10 keywords, log regex \`order-\\d{6}\`. "total" is what the
+hot path runs: PII scan + injection score + evaluation of the 6 policies + redaction of the native body
+when a redact policy matched (spans from the whole prompt, cut per message part).
+
+| prompt | workload | PII found | policies matched | PII scan | injection | evaluate | redact | total |
+|---|---|---|---|---|---|---|---|---|
+${requests.map((r) => `| ${r.sizeKB} KB | ${r.workload} | ${r.piiFindings} | ${r.matched} | ${r.piiScanUs} | ${r.injectionUs} | ${r.evaluateUs} | ${r.redactUs} | ${r.totalUs} |`).join("\n")}
+
+## Outbound stream governor (OpenAI chunks, redact email/phone + block ssn/credit_card)
+
+| answer | delta size | events | governor CPU µs per answer | CPU µs per event | most chars held | window |
+|---|---|---|---|---|---|---|
+${streams.map((s) => `| ${s.answerChars} chars | ${s.deltaChars} chars | ${s.events} | ${s.governedUs} | ${s.perEventUs} | ${s.maxHeldChars} | ${s.windowChars} |`).join("\n")}
+
+Added latency: a channel's text is scanned and released once ${DEFAULT_SCAN_STEP_CHARS} new characters arrived, and only
+up to ${DEFAULT_WINDOW_CHARS} characters before its end (never through an entity still growing at the end, up to
+${DEFAULT_MAX_HOLD_CHARS} characters). So a character reaches the client at worst after the model produced
+${DEFAULT_WINDOW_CHARS} + ${DEFAULT_SCAN_STEP_CHARS} − 1 = ${DEFAULT_WINDOW_CHARS + DEFAULT_SCAN_STEP_CHARS - 1} more characters plus the rest of the delta that crosses that mark (≈ 25 tokens:
+≈ 0.25–0.5 s at 50–100 tokens/s), or when its choice/block ends, whichever is first ("most chars held"
+above includes the delta being processed and entities held whole at the end of the text). Events themselves are forwarded as they arrive (a held delta goes
+out with its text emptied), delayed only by the governor's CPU time above.
+`;
+  writeFileSync(new URL("./results/policy-engine.md", import.meta.url), md);
+  console.log(md);
+}
+
+main();

@@ -1,0 +1,129 @@
+// Applies one verified identity event in one transaction: remember the delivery (replays are no-ops,
+// also when two copies arrive at the same moment), map the organization to a tenant, serialize on the
+// user, decide with planEvent, write the user, its memberships and keys, audit, and tell the sidecars
+// (recordChange kind 'user' makes the Sync delta drop or restore that user's keys).
+import { createHash } from "node:crypto";
+import type { Db } from "../stores/postgres/db.js";
+import { newId } from "../domain/ids.js";
+import { appendAudit } from "../stores/postgres/audit-repo.js";
+import { findTenantByOrg } from "../stores/postgres/identity-repo.js";
+import { recordChange } from "../stores/postgres/sync-changes.js";
+import { deleteKeysOfUser } from "../stores/postgres/keys-repo.js";
+import { deleteMembershipsOfUser } from "../stores/postgres/teams-repo.js";
+import {
+  findUnlinkedUserByEmailForUpdate, getUserByIdpForUpdate, insertIdpUser, linkIdpUser, setStatus, updateProfile, type UserRow,
+} from "../stores/postgres/users-repo.js";
+import { claimDelivery, pruneDeliveries, setDeliveryOutcome } from "../stores/postgres/webhook-repo.js";
+import { isKnownEventType, planEvent, type IdentityEventInput } from "./events.js";
+
+export interface WebhookAck {
+  received: true;
+  ignored?: string;
+  duplicate?: true;
+}
+
+/** Deliveries are recognised by the event's own id when the provider sends one, else by the body's hash. */
+export function deliveryKey(rawBody: Buffer, eventId: unknown): string {
+  if (typeof eventId === "string" && eventId.length > 0 && eventId.length <= 200) return `id:${eventId}`;
+  return `sha256:${createHash("sha256").update(rawBody).digest("hex")}`;
+}
+
+const IGNORED = {
+  stale: "out of order: a newer event for this user was already applied",
+  user_deleted: "the user is deleted",
+  unknown_user: "unknown user",
+} as const;
+
+let pruneCounter = 0;
+
+export async function applyIdentityEvent(
+  db: Db,
+  ev: { type: string; createdAt: string; data: Record<string, unknown> },
+  parsed: IdentityEventInput | undefined,
+  key: string,
+  requestId: string,
+): Promise<WebhookAck> {
+  const ack = await db.tx(async (c): Promise<WebhookAck> => {
+    if (!(await claimDelivery(c, key, ev.type))) return { received: true, duplicate: true };
+    const orgId = typeof ev.data.orgId === "string" ? ev.data.orgId : undefined;
+    const idpUserId = typeof ev.data.userId === "string" ? ev.data.userId : undefined;
+    const tenant = orgId ? await findTenantByOrg(c, orgId) : undefined;
+    const base = { actorUserId: null, actorKeyId: null, requestId };
+    const eventDetails = { eventType: ev.type, eventCreatedAt: ev.createdAt, idpUserId: idpUserId ?? null };
+
+    if (!isKnownEventType(ev.type) || !parsed) {
+      await appendAudit(c, { ...base, tenantId: tenant?.id ?? null, action: "identity.ignored", targetType: "identity_event", targetId: null, details: { ...eventDetails, reason: "unknown event type" } });
+      await setDeliveryOutcome(c, key, "unknown_event_type");
+      return { received: true, ignored: "unknown event type" };
+    }
+    if (!tenant) {
+      await appendAudit(c, { ...base, tenantId: null, action: "identity.ignored", targetType: "organization", targetId: orgId ?? null, details: { ...eventDetails, reason: "unknown organization" } });
+      await setDeliveryOutcome(c, key, "unknown_organization");
+      return { received: true, ignored: "unknown organization" };
+    }
+
+    const type = ev.type;
+    const at = new Date(parsed.createdAt);
+    const data = parsed.data;
+    // Every event of one user is applied one at a time, whatever replica receives it.
+    await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`idp-user:${tenant.id}:${data.userId}`]);
+    let user: UserRow | undefined = await getUserByIdpForUpdate(c, tenant.id, data.userId);
+    let linked = false;
+    if (!user && data.email && (type === "user.created" || type === "user.updated" || type === "user.reactivated")) {
+      // A user created before any identity event (bootstrap or CLI admin) is claimed by its email.
+      const unlinked = await findUnlinkedUserByEmailForUpdate(c, tenant.id, data.email);
+      if (unlinked) {
+        await linkIdpUser(c, unlinked.id, data.userId);
+        user = { ...unlinked, idp_user_id: data.userId };
+        linked = true;
+      }
+    }
+    const plan = planEvent(type, at, user && { status: user.status, lastEventAt: user.last_event_at, profileEventAt: user.profile_event_at });
+    const changes: Record<string, unknown> = {};
+    let userId = user?.id ?? null;
+
+    if (plan.create) {
+      const created = await insertIdpUser(c, {
+        id: newId("usr"),
+        tenantId: tenant.id,
+        email: data.email ?? "",
+        displayName: data.displayName ?? null,
+        status: plan.create,
+        idpUserId: data.userId,
+        eventAt: at,
+      });
+      userId = created.id;
+      changes.created = { status: plan.create, role: created.role };
+    } else if (user) {
+      if (plan.profile && (data.email !== undefined || data.displayName !== undefined)) {
+        await updateProfile(c, user.id, { email: data.email, displayName: data.displayName, eventAt: at });
+        changes.profile = { email: data.email ?? user.email, displayName: data.displayName === undefined ? user.display_name : data.displayName };
+      } else if (plan.profile) {
+        await updateProfile(c, user.id, { eventAt: at });
+      }
+      if (plan.status) {
+        await setStatus(c, user.id, plan.status, at);
+        if (plan.status !== user.status) changes.status = { from: user.status, to: plan.status };
+        if (plan.status === "deleted") {
+          changes.removedFromTeams = await deleteMembershipsOfUser(c, tenant.id, user.id);
+          changes.deletedKeys = await deleteKeysOfUser(c, tenant.id, user.id);
+        }
+        if (plan.status !== user.status) await recordChange(c, tenant.id, "user", user.id);
+      }
+      if (linked) changes.linked = true;
+    }
+
+    await appendAudit(c, {
+      ...base,
+      tenantId: tenant.id,
+      action: `identity.${type}`,
+      targetType: "user",
+      targetId: userId,
+      details: { ...eventDetails, outcome: plan.outcome, ...changes },
+    });
+    await setDeliveryOutcome(c, key, plan.outcome);
+    return plan.outcome === "applied" ? { received: true } : { received: true, ignored: IGNORED[plan.outcome] };
+  });
+  if (++pruneCounter % 100 === 1) await pruneDeliveries(db).catch(() => undefined);
+  return ack;
+}

@@ -1,0 +1,232 @@
+// Tests of trace aggregates on every engine, checked against figures computed here from the raw
+// rows: stats summary (counts, tokens, cost, mean and exact percentiles), groups by agent, model and
+// environment, agent metrics, daily spend — and all of them unchanged by inserting every trace again.
+
+import test from "ava";
+import { create, TraceSchema, type Trace } from "@agentgov/proto";
+import { TraceStoreError } from "./errors.js";
+import {
+  AGENTS,
+  enginesUnderTest,
+  makeTrace,
+  openTestStore,
+  randomTraces,
+  removeChdbDataDir,
+} from "./test-engines.js";
+import type { AgentGroup, EnvironmentGroup, GroupMeasures, ModelGroup, TraceStatsSummary } from "./types.js";
+
+test.after.always(() => removeChdbDataDir());
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** ClickHouse's quantileExact: the element at floor(q·n) of the sorted values. */
+function exactQuantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+function expectedMeasures(rows: Trace[]): GroupMeasures {
+  const n = rows.length;
+  const errors = rows.filter((r) => r.status === "error" || r.status === "blocked").length;
+  return {
+    traceCount: n,
+    totalCostUsd: rows.reduce((a, r) => a + r.costUsd, 0),
+    errorRatePercent: n === 0 ? 0 : (errors / n) * 100,
+    avgDurationMs: n === 0 ? 0 : rows.reduce((a, r) => a + r.latencyMs, 0) / n,
+  };
+}
+
+function expectedSummary(rows: Trace[]): TraceStatsSummary {
+  const m = expectedMeasures(rows);
+  const sorted = rows.map((r) => r.latencyMs).sort((a, b) => a - b);
+  return {
+    totalTraces: m.traceCount,
+    successCount: rows.filter((r) => r.status === "success").length,
+    errorCount: rows.filter((r) => r.status === "error" || r.status === "blocked").length,
+    errorRatePercent: m.errorRatePercent,
+    totalInputTokens: rows.reduce((a, r) => a + r.inputTokens, 0),
+    totalOutputTokens: rows.reduce((a, r) => a + r.outputTokens, 0),
+    totalCostUsd: m.totalCostUsd,
+    avgDurationMs: m.avgDurationMs,
+    p50DurationMs: exactQuantile(sorted, 0.5),
+    p95DurationMs: exactQuantile(sorted, 0.95),
+    p99DurationMs: exactQuantile(sorted, 0.99),
+  };
+}
+
+const close = (a: number, b: number, rel: number): boolean => Math.abs(a - b) <= rel * Math.max(1, Math.abs(b));
+
+function assertNear(t: { true(v: boolean, m?: string): void }, got: object, want: object, rel: number, label: string): void {
+  for (const [k, v] of Object.entries(want)) {
+    const g = (got as Record<string, unknown>)[k];
+    if (typeof v === "number") t.true(typeof g === "number" && close(g, v, rel), `${label}.${k}: got ${String(g)}, want ${v}`);
+    else t.true(g === v, `${label}.${k}: got ${String(g)}, want ${String(v)}`);
+  }
+}
+
+const inRange = (from: number, to: number) => (r: Trace) => Number(r.timestampMs) >= from && Number(r.timestampMs) <= to;
+
+for (const kind of enginesUnderTest()) {
+  test(`${kind}: stats summary and groups match the raw rows, and double inserts change nothing`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const now = Date.now();
+      const data = randomTraces(3000, { tenantId: "ten", fromMs: now - 10 * DAY, toMs: now, seed: 41 });
+      // A newer trace renames an agent: groups show the newest name.
+      const renamed = makeTrace({ tenantId: "ten", timestampMs: BigInt(now - 1000), agentId: "agt_alpha", agentName: "Alpha v2", costUsd: 0.5, latencyMs: 42 });
+      data.push(renamed);
+      await ts.store.insert(data);
+      await ts.store.insert(randomTraces(500, { tenantId: "other", fromMs: now - 10 * DAY, toMs: now, seed: 42 }));
+
+      const since = now - 7 * DAY;
+      const window = data.filter(inRange(since, now));
+      const q = { since: new Date(since), until: new Date(now) };
+
+      const check = async (label: string): Promise<void> => {
+        const s = await ts.store.stats("ten", q);
+        assertNear(t, s.summary, expectedSummary(window), 1e-9, `${label} summary`);
+        t.deepEqual(s.groups, []);
+        const sorted = window.map((r) => r.latencyMs).sort((a, b) => a - b);
+        t.true(close(s.summary.p99DurationMs, exactQuantile(sorted, 0.99), 0.01));
+
+        const byAgent = await ts.store.stats("ten", { ...q, groupBy: "agent" });
+        assertNear(t, byAgent.summary, expectedSummary(window), 1e-9, `${label} agent summary`);
+        t.is(byAgent.groups.length, AGENTS.length);
+        for (const g of byAgent.groups as AgentGroup[]) {
+          const rows = window.filter((r) => r.agentId === g.agentId);
+          assertNear(t, g, expectedMeasures(rows), 1e-9, `${label} agent ${g.agentId}`);
+          const newest = rows.reduce((a, b) => (b.timestampMs > a.timestampMs ? b : a));
+          t.is(g.agentName, newest.agentName);
+        }
+        t.is((byAgent.groups as AgentGroup[]).find((g) => g.agentId === "agt_alpha")?.agentName, "Alpha v2");
+        const counts = byAgent.groups.map((g) => g.traceCount);
+        t.deepEqual(counts, [...counts].sort((a, b) => b - a), "groups ordered by traceCount desc");
+
+        const byModel = await ts.store.stats("ten", { ...q, groupBy: "model" });
+        const modelKeys = new Set(window.map((r) => `${r.provider}/${r.model}`));
+        t.is(byModel.groups.length, modelKeys.size);
+        for (const g of byModel.groups as ModelGroup[]) {
+          const rows = window.filter((r) => r.provider === g.modelProvider && r.model === g.modelName);
+          assertNear(t, g, expectedMeasures(rows), 1e-9, `${label} model ${g.modelProvider}/${g.modelName}`);
+        }
+
+        const byEnv = await ts.store.stats("ten", { ...q, groupBy: "environment", agentId: "agt_beta" });
+        const beta = window.filter((r) => r.agentId === "agt_beta");
+        assertNear(t, byEnv.summary, expectedSummary(beta), 1e-9, `${label} beta summary`);
+        for (const g of byEnv.groups as EnvironmentGroup[]) {
+          assertNear(t, g, expectedMeasures(beta.filter((r) => r.environment === g.environment)), 1e-9, `${label} env ${g.environment}`);
+        }
+        t.is(byEnv.groups.length, new Set(beta.map((r) => r.environment)).size);
+      };
+
+      await check("single");
+      const metricsBefore = await ts.store.agentMetrics("ten", AGENTS.map((a) => a.id), new Date(now));
+      const day = new Date(now - 2 * DAY).toISOString().slice(0, 10);
+      const spendBefore = await ts.store.dailySpend("ten", day);
+      const listBefore = await ts.store.listByOffset("ten", { limit: 5, offset: 0 });
+
+      await ts.store.insert(data); // every trace again, in one batch
+      await ts.store.insert(data.slice(0, 700)); // and some a third time
+      await check("after double insert");
+      const metricsAfter = await ts.store.agentMetrics("ten", AGENTS.map((a) => a.id), new Date(now));
+      for (const [id, m] of metricsBefore) assertNear(t, metricsAfter.get(id)!, m, 1e-9, `metrics ${id}`);
+      const spendAfter = await ts.store.dailySpend("ten", day);
+      t.deepEqual([...spendAfter.keys()].sort(), [...spendBefore.keys()].sort());
+      for (const [id, c] of spendBefore) t.true(close(spendAfter.get(id)!, c, 1e-9));
+      t.is((await ts.store.listByOffset("ten", { limit: 5, offset: 0 })).total, listBefore.total);
+      t.is(listBefore.total, data.length);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: an empty window gives zeros, never NaN`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const s = await ts.store.stats("ten", { since: new Date(0), until: new Date(), groupBy: "agent" });
+      t.deepEqual(s, {
+        summary: {
+          totalTraces: 0,
+          successCount: 0,
+          errorCount: 0,
+          errorRatePercent: 0,
+          totalInputTokens: 0,
+          totalOutputTokens: 0,
+          totalCostUsd: 0,
+          avgDurationMs: 0,
+          p50DurationMs: 0,
+          p95DurationMs: 0,
+          p99DurationMs: 0,
+        },
+        groups: [],
+      });
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: agent metrics cover the last 24 h and all time; blocked is not an error there`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const now = Date.UTC(2026, 5, 10, 12, 0, 0);
+      const mk = (agentId: string, ago: number, status: string, cost: number, latencyMs: number): Trace =>
+        makeTrace({ tenantId: "ten", agentId, timestampMs: BigInt(now - ago), status, costUsd: cost, latencyMs });
+      const traces = [
+        mk("agt_a", 0, "success", 1, 100), // exactly now: inside
+        mk("agt_a", DAY, "error", 2, 300), // exactly 24 h ago: inside
+        mk("agt_a", HOUR, "blocked", 0.5, 50),
+        mk("agt_a", HOUR * 2, "success", 0.25, 150),
+        mk("agt_a", DAY + 1, "error", 10, 1000), // just outside 24 h
+        mk("agt_a", 20 * DAY, "success", 100, 5),
+        mk("agt_a", -1, "success", 7, 7), // after now: not in the 24 h window, counted in totals
+        mk("agt_b", 3 * DAY, "error", 4, 40),
+      ];
+      await ts.store.insert(traces);
+      await ts.store.insert(traces);
+      await ts.store.insert([makeTrace({ tenantId: "other", agentId: "agt_a", timestampMs: BigInt(now), costUsd: 1000 })]);
+      const m = await ts.store.agentMetrics("ten", ["agt_a", "agt_b", "agt_none", "agt_a"], new Date(now));
+      t.deepEqual([...m.keys()].sort(), ["agt_a", "agt_b", "agt_none"]);
+      const a = m.get("agt_a")!;
+      t.is(a.requests24h, 4);
+      t.true(close(a.cost24h, 3.75, 1e-12));
+      t.true(close(a.avgLatencyMs, (100 + 300 + 50 + 150) / 4, 1e-12));
+      t.true(close(a.errorRate, 1 / 4, 1e-12), "blocked is not an error; fraction, not percent");
+      t.is(a.totalRequests, 7);
+      t.true(close(a.totalCost, 1 + 2 + 0.5 + 0.25 + 10 + 100 + 7, 1e-12));
+      t.deepEqual(m.get("agt_b"), { requests24h: 0, avgLatencyMs: 0, cost24h: 0, errorRate: 0, totalRequests: 1, totalCost: 4 });
+      t.deepEqual(m.get("agt_none"), { requests24h: 0, avgLatencyMs: 0, cost24h: 0, errorRate: 0, totalRequests: 0, totalCost: 0 });
+      t.is((await ts.store.agentMetrics("ten", [], new Date(now))).size, 0);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: daily spend sums each agent's cost over one UTC day, bounds included`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const day = Date.UTC(2026, 6, 4);
+      const mk = (agentId: string, ms: number, costUsd: number): Trace =>
+        create(TraceSchema, { ...makeTrace({ tenantId: "ten", agentId, timestampMs: BigInt(ms) }), costUsd });
+      const traces = [
+        mk("agt_a", day, 1.5),
+        mk("agt_a", day + DAY - 1, 2.25),
+        mk("agt_a", day - 1, 100),
+        mk("agt_a", day + DAY, 100),
+        mk("agt_b", day + 12 * HOUR, 0.125),
+      ];
+      await ts.store.insert(traces);
+      await ts.store.insert(traces.slice(0, 2));
+      const spend = await ts.store.dailySpend("ten", "2026-07-04");
+      t.deepEqual(Object.fromEntries(spend), { agt_a: 3.75, agt_b: 0.125 });
+      t.deepEqual(Object.fromEntries(await ts.store.dailySpend("ten", "2026-07-06")), {});
+      t.deepEqual(Object.fromEntries(await ts.store.dailySpend("other", "2026-07-04")), {});
+      for (const bad of ["", "2026-7-4", "2026-02-30", "2026-07-04T00:00:00Z", "'; --"]) {
+        const e = await t.throwsAsync(() => ts.store.dailySpend("ten", bad), { instanceOf: TraceStoreError });
+        t.is(e?.code, "invalid_argument");
+      }
+    } finally {
+      await ts.dispose();
+    }
+  });
+}

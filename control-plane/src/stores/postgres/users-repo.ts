@@ -1,0 +1,103 @@
+// Users: the list admins see (GET /api/users) and the reads and writes identity events make.
+import type { Queryable } from "./db.js";
+import type { UserRole } from "../../domain/permissions.js";
+
+export type UserStatus = "active" | "deactivated" | "deleted";
+
+export interface UserRow {
+  id: string;
+  tenant_id: string;
+  email: string;
+  display_name: string | null;
+  role: UserRole;
+  status: UserStatus;
+  idp_user_id: string | null;
+  last_event_at: Date | null;
+  profile_event_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = "id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at, created_at, updated_at";
+
+export async function listUsers(
+  db: Queryable,
+  tenantId: string,
+  q: { limit: number; offset: number; status?: UserStatus },
+): Promise<{ rows: UserRow[]; total: number }> {
+  const params: unknown[] = [tenantId];
+  let cond = "tenant_id = $1";
+  if (q.status) {
+    params.push(q.status);
+    cond += ` AND status = $${params.length}`;
+  }
+  const [rows, total] = await Promise.all([
+    db.query<UserRow>(
+      `SELECT ${COLUMNS} FROM users WHERE ${cond} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, q.limit, q.offset],
+    ),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${cond}`, params),
+  ]);
+  return { rows: rows.rows, total: total.rows[0]?.n ?? 0 };
+}
+
+export async function getUser(db: Queryable, tenantId: string, userId: string): Promise<UserRow | undefined> {
+  const r = await db.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2`, [tenantId, userId]);
+  return r.rows[0];
+}
+
+/** A user that is not deleted, by id or by email (case-insensitive; the oldest when several share it). */
+export async function findLiveUser(db: Queryable, tenantId: string, by: { userId?: string; email?: string }): Promise<UserRow | undefined> {
+  const r = by.userId !== undefined
+    ? await db.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'`, [tenantId, by.userId])
+    : await db.query<UserRow>(
+        `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND lower(email) = lower($2) AND status <> 'deleted' ORDER BY created_at, id LIMIT 1`,
+        [tenantId, by.email ?? ""],
+      );
+  return r.rows[0];
+}
+
+/** The user an identity-provider user id maps to, locked for the rest of the transaction. */
+export async function getUserByIdpForUpdate(db: Queryable, tenantId: string, idpUserId: string): Promise<UserRow | undefined> {
+  const r = await db.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND idp_user_id = $2 FOR UPDATE`, [tenantId, idpUserId]);
+  return r.rows[0];
+}
+
+/** A user created before any identity event (the bootstrap or CLI admin) that an event may claim by email. */
+export async function findUnlinkedUserByEmailForUpdate(db: Queryable, tenantId: string, email: string): Promise<UserRow | undefined> {
+  const r = await db.query<UserRow>(
+    `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND idp_user_id IS NULL AND lower(email) = lower($2) AND status <> 'deleted'
+      ORDER BY created_at, id LIMIT 1 FOR UPDATE`,
+    [tenantId, email],
+  );
+  return r.rows[0];
+}
+
+export async function insertIdpUser(
+  db: Queryable,
+  u: { id: string; tenantId: string; email: string; displayName: string | null; status: UserStatus; idpUserId: string; eventAt: Date },
+): Promise<UserRow> {
+  const r = await db.query<UserRow>(
+    `INSERT INTO users (id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at)
+     VALUES ($1, $2, $3, $4, 'member', $5, $6, $7, $7) RETURNING ${COLUMNS}`,
+    [u.id, u.tenantId, u.email, u.displayName, u.status, u.idpUserId, u.eventAt],
+  );
+  return r.rows[0]!;
+}
+
+export async function linkIdpUser(db: Queryable, userId: string, idpUserId: string): Promise<void> {
+  await db.query("UPDATE users SET idp_user_id = $2, updated_at = now() WHERE id = $1", [userId, idpUserId]);
+}
+
+export async function updateProfile(db: Queryable, userId: string, p: { email?: string; displayName?: string | null; eventAt: Date }): Promise<void> {
+  await db.query(
+    `UPDATE users SET email = COALESCE($2, email), display_name = CASE WHEN $3::boolean THEN $4 ELSE display_name END,
+            profile_event_at = $5, updated_at = now()
+      WHERE id = $1`,
+    [userId, p.email ?? null, p.displayName !== undefined, p.displayName ?? null, p.eventAt],
+  );
+}
+
+export async function setStatus(db: Queryable, userId: string, status: UserStatus, eventAt: Date): Promise<void> {
+  await db.query("UPDATE users SET status = $2, last_event_at = GREATEST(last_event_at, $3), updated_at = now() WHERE id = $1", [userId, status, eventAt]);
+}

@@ -1,0 +1,116 @@
+// Rate-limit window edges (exact times) and the budget ledger's accounting: reservations under
+// concurrency, the in-flight allowance, local spend retired exactly once when the control plane's
+// figure includes it (whichever of acknowledgement and Sync update comes first), restore after restart.
+import test from "ava";
+import { RateLimiter, WINDOW_MS } from "./rate-limiter.js";
+import { BudgetLedger } from "./budget.js";
+
+test("rate limit: a sliding 60 s window, edges exact, Retry-After to the oldest hit's exit", (t) => {
+  const rl = new RateLimiter();
+  const t0 = 1_000_000;
+  t.is(rl.take("a", 3, t0), 0);
+  t.is(rl.take("a", 3, t0 + 10_000), 0);
+  t.is(rl.take("a", 3, t0 + 20_000), 0);
+  t.is(rl.take("a", 3, t0 + 20_001), 40, "full: the first hit leaves at t0+60 s, 39.999 s later → 40");
+  t.is(rl.take("a", 3, t0 + WINDOW_MS - 1), 1, "1 ms before the first hit leaves: still full, Retry-After ≥ 1");
+  t.is(rl.take("a", 3, t0 + WINDOW_MS), 0, "exactly 60 s later the first hit is out of the window");
+  t.is(rl.take("a", 3, t0 + WINDOW_MS + 1), 10, "full again until t0+10 s+60 s");
+  t.is(rl.take("b", 3, t0 + 20_001), 0, "per agent");
+  t.is(rl.count("a", t0 + WINDOW_MS), 3);
+});
+
+test("rate limit: refused requests are not counted; no limit means no limit", (t) => {
+  const rl = new RateLimiter();
+  t.is(rl.take("a", 1, 0), 0);
+  for (let i = 1; i < 100; i++) t.true(rl.take("a", 1, i * 100) > 0);
+  t.is(rl.take("a", 1, WINDOW_MS), 0, "refusals did not extend the window");
+  for (let i = 0; i < 1000; i++) t.is(rl.take("free", 0, i), 0);
+});
+
+test("rate limit: a lowered limit counts what is already in the window", (t) => {
+  const rl = new RateLimiter();
+  for (let i = 0; i < 10; i++) t.is(rl.take("a", 10, i * 1000), 0);
+  // limit now 5: the 5th-newest hit (t=5 s) must leave before another is admitted
+  t.is(rl.take("a", 5, 10_000), 55);
+  t.is(rl.take("a", 5, 65_000), 0);
+});
+
+function newLedger() {
+  const figures = new Map<string, number>();
+  const view = { controlPlaneSpend: (agent: string, day: string) => figures.get(`${agent}|${day}`) ?? 0 };
+  const ledger = new BudgetLedger(view);
+  /** A figure arriving over Sync: the state is replaced, then the ledger hears of it (as main.ts does). */
+  const sync = (agent: string, day: string, v: number) => {
+    figures.set(`${agent}|${day}`, v);
+    ledger.onControlPlaneSpend(agent, day, 0, v);
+  };
+  return { ledger, sync };
+}
+
+const D = "2026-11-21";
+
+test("budget: 50 concurrent reservations of 1/10 of the budget admit 10", (t) => {
+  const { ledger } = newLedger();
+  let admitted = 0;
+  for (let i = 0; i < 50; i++) if (ledger.tryReserve("a", D, 1.0, 0.1)) admitted++;
+  t.is(admitted, 10);
+  t.is(ledger.inFlight("a", D), 10);
+});
+
+test("budget: the in-flight allowance admits one request that does not fit, only when nothing else is in flight", (t) => {
+  const { ledger } = newLedger();
+  t.true(ledger.tryReserve("a", D, 0.01, 0.04), "a budget smaller than one request's maximum is still usable");
+  t.false(ledger.tryReserve("a", D, 0.01, 0.04), "but only one such request at a time");
+  ledger.settle("a", D, 0.04, 0.003, "trc_1");
+  t.true(ledger.tryReserve("a", D, 0.01, 0.04));
+  ledger.settle("a", D, 0.04, 0.008, "trc_2");
+  t.false(ledger.tryReserve("a", D, 0.01, 0.04), "spend 0.011 ≥ limit: refused");
+  t.true(ledger.spent("a", D) > 0.01 && ledger.spent("a", D) < 0.0111);
+});
+
+test("budget: local spend is retired once the control plane's figure includes it (Sync after the acknowledgement)", (t) => {
+  const { ledger, sync } = newLedger();
+  t.true(ledger.tryReserve("a", D, 1, 0.1));
+  ledger.settle("a", D, 0.1, 0.05, "trc_1");
+  t.is(ledger.spent("a", D), 0.05);
+  ledger.acknowledged(["trc_1"]);
+  t.is(ledger.spent("a", D), 0.05, "acknowledged, figure not arrived yet: still counted locally");
+  sync("a", D, 0.05);
+  t.is(ledger.spent("a", D), 0.05, "counted once, by the control plane");
+  sync("a", D, 0.05);
+  t.is(ledger.spent("a", D), 0.05);
+});
+
+test("budget: … and when the Sync figure arrives before the acknowledgement", (t) => {
+  const { ledger, sync } = newLedger();
+  ledger.tryReserve("a", D, 1, 0.1);
+  ledger.settle("a", D, 0.1, 0.05, "trc_1");
+  sync("a", D, 0.05);
+  t.is(ledger.spent("a", D), 0.1, "briefly counted twice (figure + local): conservative");
+  ledger.acknowledged(["trc_1"]);
+  t.is(ledger.spent("a", D), 0.05, "the figure grew by the cost since it was settled: retired at the acknowledgement");
+});
+
+test("budget: another sidecar's spend does not retire this sidecar's unacknowledged spend", (t) => {
+  const { ledger, sync } = newLedger();
+  ledger.tryReserve("a", D, 1, 0.1);
+  ledger.settle("a", D, 0.1, 0.05, "trc_mine");
+  sync("a", D, 0.2); // someone else spent 0.2
+  t.is(ledger.spent("a", D), 0.25);
+});
+
+test("budget: restored spool spend counts until acknowledged; past days are forgotten", (t) => {
+  const { ledger, sync } = newLedger();
+  ledger.restore([
+    { traceId: "trc_1", agentId: "a", day: D, cost: 0.3 },
+    { traceId: "trc_2", agentId: "a", day: D, cost: 0.2 },
+  ]);
+  t.is(ledger.spent("a", D), 0.5);
+  ledger.acknowledged(["trc_1", "trc_2"]);
+  sync("a", D, 0.5);
+  t.is(ledger.spent("a", D), 0.5);
+  ledger.settle("a", "2026-11-22", 0, 0.1, "trc_3");
+  t.true(ledger.tryReserve("a", "2026-11-22", 1, 0.1));
+  t.is(Math.round(ledger.spent("a", "2026-11-22") * 1e9) / 1e9, 0.2);
+  t.is(ledger.stats().localEntries, 1);
+});

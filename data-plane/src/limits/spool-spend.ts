@@ -1,0 +1,46 @@
+// Ties the budget ledger to the trace spool: acknowledgements from the control plane retire local
+// spend (budget.ts), and at start the spool's unacknowledged traces of today are counted again, so a
+// sidecar restart within the day does not forget spend the control plane has not seen.
+import type { TraceQueue } from "../trace/queue.js";
+import type { BudgetLedger, RestoredSpend } from "./budget.js";
+
+/** The queue as the shipper should see it: every `remove` (acknowledged or rejected traces) is reported. */
+export function withAckHook(queue: TraceQueue, onAck: (ids: readonly string[]) => void): TraceQueue {
+  return new Proxy(queue, {
+    get(target, prop) {
+      if (prop === "remove") {
+        return async (ids: readonly string[]) => {
+          await target.remove(ids);
+          onAck(ids);
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Counts the unacknowledged traces of the current UTC day as local spend; returns how many. Reads the
+ * spool in at most ~16 pages (peek skips what was read by scanning from the oldest entry, so pages stay
+ * few; each page holds at most 1/16 of the spool in memory).
+ */
+export async function restoreSpendFromSpool(queue: TraceQueue, budget: BudgetLedger, nowMs = Date.now()): Promise<number> {
+  const today = new Date(nowMs).toISOString().slice(0, 10);
+  const seen = new Set<string>();
+  const restored: RestoredSpend[] = [];
+  const PAGE = Math.max(1000, Math.ceil(queue.size() / 16));
+  for (;;) {
+    const page = await queue.peek(PAGE, seen);
+    if (page.length === 0) break;
+    for (const t of page) {
+      seen.add(t.id);
+      if (t.costUsd <= 0) continue;
+      const day = new Date(Number(t.timestampMs)).toISOString().slice(0, 10);
+      if (day === today) restored.push({ traceId: t.id, agentId: t.agentId, day, cost: t.costUsd });
+    }
+    if (page.length < PAGE) break;
+  }
+  budget.restore(restored);
+  return restored.length;
+}

@@ -1,0 +1,236 @@
+// The stream governor over the exact bytes the fake providers send, for every provider: redaction of
+// entities split across deltas (any TCP chunking, CRLF, keep-alives), every original event kept in
+// order, the answer's text intact apart from the labels, and a block that ends the stream with the
+// provider's native error event before the entity leaves.
+import test from "ava";
+import { create, PolicySchema, PolicyConditionsSchema, type Policy } from "@agentgov/proto";
+import { nativeRequest, rawRequest, startFakeProviders } from "../../../../test/fakes/providers/index.js";
+import type { FakeProviders, FakeScript } from "../../../../test/fakes/providers/index.js";
+import { getProvider, parseSse, PROVIDERS, type ProviderName } from "../../providers/index.js";
+import { createStreamGovernor, DEFAULT_WINDOW_CHARS, type StreamGovernor } from "./index.js";
+
+let fake: FakeProviders;
+test.before(async () => {
+  fake = await startFakeProviders();
+});
+test.after.always(async () => {
+  await fake?.close();
+});
+
+let n = 0;
+function policy(action: "block" | "redact" | "log", conditions: Partial<{ piiTypes: string[]; keywords: string[]; regex: string; models: string[] }>, priority = 1): Policy {
+  n++;
+  return create(PolicySchema, {
+    id: `pol_${n}`,
+    name: `p${n}`,
+    status: "active",
+    action,
+    priority,
+    conditions: create(PolicyConditionsSchema, { direction: "outbound", ...conditions }),
+  });
+}
+
+function governor(provider: ProviderName, policies: Policy[], piiDetection = true): StreamGovernor {
+  const g = createStreamGovernor({
+    provider,
+    policies,
+    piiDetection,
+    model: "m",
+    inputTokens: 10,
+    injectionScore: 0,
+    errorEvent: (p) => getProvider(provider)!.errorEvent(`response blocked by policy "${p.name}"`, "policy_violation", { status: 403, details: { policy_id: p.id } }),
+  });
+  if (!g) throw new Error("expected a governor");
+  return g;
+}
+
+async function upstream(provider: ProviderName, script: FakeScript): Promise<Buffer> {
+  fake.script(script);
+  const req = nativeRequest(provider, { stream: true });
+  const res = await rawRequest(fake.urls[provider] + req.path, { body: req.body, headers: req.headers });
+  return res.bytes;
+}
+
+function pieces(bytes: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  return out;
+}
+
+function run(g: StreamGovernor, chunks: Buffer[]): Buffer {
+  const out: Buffer[] = [];
+  for (const c of chunks) {
+    const o = g.transform(c);
+    if (o) out.push(o);
+    if (g.stopped) break;
+  }
+  const { extra } = g.end();
+  if (extra) out.push(extra);
+  return Buffer.concat(out);
+}
+
+const textOf = (provider: ProviderName, bytes: Buffer) => {
+  const o = getProvider(provider)!.streamObserver();
+  o.push(bytes);
+  return o.end();
+};
+
+/** The events with their text fields emptied, so that events can be compared apart from where text sits. */
+function skeleton(bytes: Buffer): string[] {
+  return parseSse(bytes).events.map((e) => {
+    const scrub = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(scrub);
+      if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, (k === "text" || k === "content") && typeof x === "string" ? "" : scrub(x)]));
+      return v;
+    };
+    let data: unknown = e.data;
+    try {
+      data = scrub(JSON.parse(e.data));
+    } catch {
+      /* [DONE] */
+    }
+    return `${e.event} ${JSON.stringify(data)}`;
+  });
+}
+
+const SECRET = "Your SSN is 536-22-8726 and your card is 4111 1111 1111 1111, write them down.";
+const REDACTED = "Your SSN is [REDACTED:ssn] and your card is [REDACTED:credit_card], write them down.";
+
+for (const provider of PROVIDERS) {
+  for (const [label, script, chunkSize] of [
+    ["4-char deltas, one write per event", { textChunkSize: 4 }, 0],
+    ["1-char deltas, bytes one by one", { textChunkSize: 1, comments: true }, 1],
+    ["3-char deltas, CRLF, 7-byte writes", { textChunkSize: 3, crlf: true }, 7],
+  ] as const) {
+    test.serial(`${provider}: PII split across deltas is redacted inside the stream (${label})`, async (t) => {
+      const raw = await upstream(provider, { text: SECRET, usage: { inputTokens: 10, outputTokens: 30 }, ...script });
+      const g = governor(provider, [policy("redact", { piiTypes: ["ssn", "credit_card"] })]);
+      const out = run(g, chunkSize === 0 ? [raw] : pieces(raw, chunkSize));
+      t.false(g.stopped);
+      const facts = textOf(provider, out);
+      t.is(facts.completionText, REDACTED);
+      t.false(out.toString("utf8").includes("8726"));
+      t.is(textOf(provider, raw).completionText, SECRET, "the upstream really carried the PII");
+      // Every original event is still there, in order; the only additions are text events inserted at a channel's end.
+      const before = skeleton(raw);
+      const after = skeleton(out);
+      t.is(after.length, before.length + g.stats().inserted);
+      let i = 0;
+      for (const e of after) if (e === before[i]) i++;
+      t.is(i, before.length, "every upstream event is forwarded in order");
+      t.is(facts.usage?.outputTokens, 30, "usage passes through");
+      t.true(g.stats().maxHeldChars <= DEFAULT_WINDOW_CHARS + 20);
+    });
+  }
+
+  test.serial(`${provider}: a block policy ends the stream with the native error event before the entity leaves`, async (t) => {
+    const raw = await upstream(provider, { text: SECRET, usage: { inputTokens: 10, outputTokens: 30 }, textChunkSize: 2 });
+    const g = governor(provider, [policy("block", { piiTypes: ["ssn"] })]);
+    const out = run(g, pieces(raw, 5));
+    t.true(g.stopped);
+    t.is(g.blockedBy?.name.startsWith("p"), true);
+    const text = out.toString("utf8");
+    t.false(text.includes("536"), "no digit of the SSN reached the client");
+    const facts = textOf(provider, out);
+    t.regex(facts.errorMessage ?? "", /blocked by policy/);
+    t.true(text.endsWith(provider === "google" ? "\r\n\r\n" : "\n\n"), "the error event is complete");
+  });
+
+  test.serial(`${provider}: text without matches comes through whole, events kept`, async (t) => {
+    const text = "Nothing sensitive here, only the weather in Paris: sunny and 21 degrees. ".repeat(4);
+    const raw = await upstream(provider, { text, textChunkSize: 5 });
+    const g = governor(provider, [policy("redact", { piiTypes: ["email"] }), policy("block", { keywords: ["classified"] })]);
+    const out = run(g, [raw]);
+    t.is(textOf(provider, out).completionText, text);
+    t.is(skeleton(out).length, skeleton(raw).length + g.stats().inserted);
+    t.is(g.stats().redactedChars, 0);
+  });
+}
+
+test.serial("keywords and regex spanning deltas are redacted; labels say which", async (t) => {
+  const raw = await upstream("openai", { text: "The project codename is Blue Falcon and ticket ABC-12345 is open.", textChunkSize: 3 });
+  const g = governor("openai", [policy("redact", { keywords: ["blue falcon"] }), policy("redact", { regex: "[A-Z]{3}-\\d{5}" })]);
+  const out = run(g, pieces(raw, 11));
+  t.is(textOf("openai", out).completionText, "The project codename is [REDACTED:keyword] and ticket [REDACTED:regex] is open.");
+});
+
+test.serial("in a stream the first block policy whose conditions hold ends it (at the same point, priority decides)", async (t) => {
+  const first = policy("block", { keywords: ["top secret"] }, 1);
+  const second = policy("block", { keywords: ["gamma"] }, 2);
+  // "gamma" is complete long before "top secret" arrives: the lower-priority policy ends the stream.
+  const early = await upstream("anthropic", { text: "alpha beta gamma, then a long stretch of harmless words, TOP SECRET delta", textChunkSize: 2 });
+  const g1 = governor("anthropic", [first, second]);
+  const out = run(g1, [early]);
+  t.is(g1.blockedBy?.id, second.id);
+  t.false(out.toString("utf8").includes("gamma"));
+  // Both complete within one scan step: the highest priority decides.
+  const close = await upstream("anthropic", { text: "gamma TOP SECRET", textChunkSize: 2 });
+  const g2 = governor("anthropic", [first, second]);
+  run(g2, [close]);
+  t.is(g2.blockedBy?.id, first.id);
+});
+
+test.serial("with PII scanning off, PII policies never match and nothing is held", async (t) => {
+  const raw = await upstream("openai", { text: SECRET, textChunkSize: 4 });
+  const g = createStreamGovernor({
+    provider: "openai",
+    policies: [policy("block", { piiTypes: ["ssn"] })],
+    piiDetection: false,
+    model: "m",
+    inputTokens: 1,
+    injectionScore: 0,
+    errorEvent: () => "data: {}\n\n",
+  })!;
+  t.is(g.windowChars, 0);
+  const out = run(g, [raw]);
+  t.false(g.stopped);
+  t.deepEqual(out, raw, "events unchanged byte for byte");
+});
+
+test.serial("no block or redact policy: no governor (plain pass-through)", (t) => {
+  const opts = { provider: "openai" as const, piiDetection: true, model: "m", inputTokens: 1, injectionScore: 0, errorEvent: () => "" };
+  t.is(createStreamGovernor({ ...opts, policies: [] }), null);
+  t.is(createStreamGovernor({ ...opts, policies: [policy("log", { piiTypes: ["ssn"] })] }), null);
+});
+
+test.serial("a block policy without text conditions ends the stream at the first text event", async (t) => {
+  const raw = await upstream("mistral", { text: "hello there", textChunkSize: 4 });
+  const g = governor("mistral", [policy("block", { models: ["another-model"] })]);
+  const out = run(g, [raw]);
+  t.true(g.stopped);
+  t.regex(textOf("mistral", out).errorMessage ?? "", /blocked/);
+  t.false(out.toString("utf8").includes("hello"));
+});
+
+test.serial("OpenAI: two choices are held and redacted independently", (t) => {
+  const chunk = (choices: unknown[]) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4o", choices })}\n\n`;
+  const events = [
+    chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
+    chunk([{ index: 1, delta: { role: "assistant", content: "" }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { content: "mail me at jo" }, finish_reason: null }]),
+    chunk([{ index: 1, delta: { content: "no address here" }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { content: "hn@example.com ok" }, finish_reason: null }]),
+    chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+    chunk([{ index: 1, delta: {}, finish_reason: "stop" }]),
+    "data: [DONE]\n\n",
+  ];
+  const g = governor("openai", [policy("redact", { piiTypes: ["email"] })]);
+  const out = run(g, events.map((e) => Buffer.from(e)));
+  t.is(textOf("openai", out).completionText, "mail me at [REDACTED:email] ok\n\nno address here");
+  t.is(g.stats().inserted, 2, "one text event per choice before its finish chunk");
+  const parsed = parseSse(out).events;
+  t.is(parsed.at(-1)?.data, "[DONE]");
+});
+
+test.serial("an entity longer than the window is held whole while it grows (API key)", (t) => {
+  const key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0".repeat(6);
+  const deltas = ["here is the key: ", ...key.match(/.{1,5}/g)!, " — keep it safe"];
+  const events = deltas.map((d) => `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: d } })}\n\n`);
+  events.unshift(`event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })}\n\n`);
+  events.push(`event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n`, `event: message_stop\ndata: {"type":"message_stop"}\n\n`);
+  const g = governor("anthropic", [policy("redact", { piiTypes: ["api_key"] })]);
+  const out = run(g, events.map((e) => Buffer.from(e)));
+  t.is(textOf("anthropic", out).completionText, "here is the key: [REDACTED:api_key] — keep it safe");
+  t.false(out.toString("utf8").includes("A1b2C3"));
+  t.true(g.stats().maxHeldChars > DEFAULT_WINDOW_CHARS, "held beyond the window while the key grew");
+});

@@ -1,0 +1,385 @@
+// Outbound governance inside an SSE stream (DESIGN.md §6, §7): redact completion text in the provider's
+// own delta events and end the stream with the provider's native error event when a block policy
+// matches, without splitting, merging or dropping events.
+//
+// How: the byte stream is cut into whole events (sse-blocks.ts); each event's text fields (formats.ts)
+// are appended to their channel's text. Every `scanStepChars` new characters (or when the channel ends)
+// the unreleased text is scanned; a channel releases its text only once `windowChars` more characters
+// have arrived after it (or the channel ends), and never releases part of an entity that is still
+// growing (a finding that touches the end of the text so far), up to `maxHoldChars`. What is
+// released is redacted and written into the text fields of the event at hand (so a delta may carry
+// text from earlier deltas, or "" while text is held); the rest of every event is forwarded as it
+// came, unchanged events byte for byte. When a channel ends with text still held and the ending event
+// has no text field (OpenAI finish chunk, Anthropic content_block_stop, Cohere content-end), one extra
+// text event of the provider's own kind is inserted before it.
+import type { Policy } from "@agentgov/proto";
+import type { ProviderName } from "../../providers/index.js";
+import { detectPii, type PiiFinding } from "../pii/index.js";
+import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
+import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
+import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
+import { streamFormat, type StreamFormat } from "./formats.js";
+
+/** Text held back per channel so that an entity split across deltas is seen whole (64 ≥ every bounded PII format). */
+export const DEFAULT_WINDOW_CHARS = 64;
+/** A channel is scanned (and releases) once this many new characters arrived, or when it ends. */
+export const DEFAULT_SCAN_STEP_CHARS = 32;
+/** Upper bound on text held for one growing entity (long API keys, JWTs). */
+export const DEFAULT_MAX_HOLD_CHARS = 4096;
+/** Released text kept in front of the scanned region for the detectors' context words (48 chars). */
+const LOOKBEHIND_CHARS = 64;
+
+export interface StreamGovernorOptions {
+  provider: ProviderName;
+  /** The applicable outbound policies in priority order (log policies are ignored here). */
+  policies: readonly Policy[];
+  piiDetection: boolean;
+  model: string;
+  /** The sidecar's token count of the prompt (max_input_tokens). */
+  inputTokens: number;
+  injectionScore: number;
+  /** The provider's native error event (complete SSE text) that ends the stream when `policy` blocks it. */
+  errorEvent(policy: Policy): string;
+  windowChars?: number;
+  scanStepChars?: number;
+  maxHoldChars?: number;
+}
+
+export interface StreamGovernorStats {
+  eventsIn: number;
+  eventsOut: number;
+  /** Events whose text fields were rewritten. */
+  rewritten: number;
+  /** Extra text events inserted to release held text at a channel's end. */
+  inserted: number;
+  /** Most characters held back at once by one channel. */
+  maxHeldChars: number;
+  /** Characters replaced by redaction labels. */
+  redactedChars: number;
+}
+
+export interface StreamGovernor {
+  /** Governed bytes to forward for this upstream chunk (null: nothing to write now). */
+  transform(chunk: Buffer): Buffer | null;
+  /** Call when the upstream stream ended: releases held text (or ends with the error event). */
+  end(): { extra: Buffer | null };
+  /** True once a block policy ended the stream: stop reading upstream, write nothing more. */
+  readonly stopped: boolean;
+  readonly blockedBy: Policy | undefined;
+  /** The window this governor holds back (0 when its policies need no text). */
+  readonly windowChars: number;
+  stats(): StreamGovernorStats;
+}
+
+interface ScanResult {
+  pii: PiiFinding[];
+  keywords: Map<string, [number, number][]>;
+  regexes: Map<string, [number, number][]>;
+}
+
+class Channel {
+  text = "";
+  released = 0;
+  /** The last release ended inside a redacted span whose label was already written. */
+  openLabel = false;
+  scannedLength = -1;
+  scannedFinal = false;
+  scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
+  template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
+  held(): number {
+    return this.text.length - this.released;
+  }
+}
+
+/** A governor for the stream, or null when no outbound block or redact policy applies (plain pass-through). */
+export function createStreamGovernor(opts: StreamGovernorOptions): StreamGovernor | null {
+  const active = opts.policies.filter((p) => p.action === "block" || p.action === "redact");
+  if (active.length === 0) return null;
+  return new Governor(opts, active);
+}
+
+class Governor implements StreamGovernor {
+  private readonly format: StreamFormat;
+  private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  private readonly splitter = new SseBlockSplitter();
+  private readonly channels = new Map<string, Channel>();
+  private readonly blockers: Policy[];
+  private readonly redactors: Policy[];
+  private readonly activeRedactors = new Set<Policy>();
+  private readonly keywordLists = new Map<string, readonly string[]>();
+  private readonly patterns = new Set<string>();
+  private readonly needsPii: boolean;
+  private readonly maxHold: number;
+  private readonly step: number;
+  readonly windowChars: number;
+  private readonly piiFound = new Set<string>();
+  private readonly piiProvisional = new Set<string>();
+  private readonly keywordHits = new Set<string>();
+  private readonly regexHits = new Set<string>();
+  private readonly regexProvisional = new Set<string>();
+  private done = false;
+  blockedBy: Policy | undefined;
+  private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
+
+  constructor(
+    private readonly opts: StreamGovernorOptions,
+    policies: Policy[],
+  ) {
+    this.format = streamFormat(opts.provider);
+    this.blockers = policies.filter((p) => p.action === "block");
+    this.redactors = policies.filter((p) => p.action === "redact");
+    let longestKeyword = 0;
+    let needsPii = false;
+    for (const p of policies) {
+      const c = p.conditions;
+      if (c && c.keywords.length > 0) {
+        this.keywordLists.set(keywordListKey(c.keywords), c.keywords);
+        for (const k of c.keywords) longestKeyword = Math.max(longestKeyword, k.length);
+      }
+      if (c?.regex !== undefined && compiledRegex(c.regex)) this.patterns.add(c.regex);
+      if ((c && c.piiTypes.length > 0) || (p.action === "redact" && !hasSpanConditions(p))) needsPii = true;
+    }
+    this.needsPii = needsPii && opts.piiDetection;
+    const textual = this.needsPii || this.patterns.size > 0 || longestKeyword > 0;
+    this.windowChars = textual ? Math.max(this.needsPii || this.patterns.size > 0 ? (opts.windowChars ?? DEFAULT_WINDOW_CHARS) : 0, longestKeyword) : 0;
+    this.maxHold = Math.max(this.windowChars, opts.maxHoldChars ?? DEFAULT_MAX_HOLD_CHARS);
+    this.step = this.windowChars > 0 ? Math.max(1, opts.scanStepChars ?? DEFAULT_SCAN_STEP_CHARS) : 0;
+  }
+
+  get stopped(): boolean {
+    return this.blockedBy !== undefined;
+  }
+
+  stats(): StreamGovernorStats {
+    return { ...this.counters };
+  }
+
+  transform(chunk: Buffer): Buffer | null {
+    if (this.done) return null;
+    const blocks = this.splitter.push(this.decoder.decode(chunk, { stream: true }));
+    let out = "";
+    for (const b of blocks) {
+      out += this.process(b);
+      if (this.done) break;
+    }
+    return out === "" ? null : Buffer.from(out, "utf8");
+  }
+
+  end(): { extra: Buffer | null } {
+    if (this.done) return { extra: null };
+    let out = "";
+    const tail = this.decoder.decode();
+    if (tail) for (const b of this.splitter.push(tail)) if (!this.done) out += this.process(b);
+    const rest = this.done ? null : this.splitter.end();
+    if (rest) out += this.process(rest);
+    if (!this.done) out += this.finishChannels([...this.channels.values()], true);
+    this.done = true;
+    return { extra: out === "" ? null : Buffer.from(out, "utf8") };
+  }
+
+  private channel(name: string): Channel {
+    let ch = this.channels.get(name);
+    if (!ch) {
+      ch = new Channel();
+      this.channels.set(name, ch);
+    }
+    return ch;
+  }
+
+  /** One event in, its governed text out (the event itself, possibly preceded by inserted text events). */
+  private process(block: SseBlock): string {
+    this.counters.eventsIn++;
+    if (block.data === null) return this.emit(block.raw);
+    let json: unknown;
+    try {
+      json = JSON.parse(block.data);
+    } catch {
+      json = undefined;
+    }
+    const view = this.format.view(block.event, block.data, json);
+    if (view.pieces.length === 0 && view.endsChannels.length === 0 && !view.endsStream) return this.emit(block.raw);
+
+    const originals = view.pieces.map((p) => p.get());
+    const touched = new Map<string, Channel>();
+    view.pieces.forEach((p, i) => {
+      const ch = this.channel(p.channel);
+      ch.text += originals[i]!;
+      ch.template = { event: block.event, json, eol: block.eol };
+      touched.set(p.channel, ch);
+    });
+    const ending = new Set<string>(view.endsStream ? [...this.channels.keys()] : view.endsChannels);
+    // Scanning every small delta would scan each character many times: a channel is scanned and
+    // releases text once `step` new characters arrived (its held text simply grows until then).
+    const involved = new Map<string, Channel>();
+    for (const [name, ch] of touched) if (ch.text.length - Math.max(0, ch.scannedLength) >= this.step || ending.has(name)) involved.set(name, ch);
+    for (const name of ending) {
+      const ch = this.channels.get(name);
+      if (ch) involved.set(name, ch);
+    }
+
+    this.newRound();
+    for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name));
+    if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
+    this.activateRedactors();
+
+    let before = "";
+    const released = new Map<string, string>();
+    for (const [name, ch] of involved) {
+      const text = this.release(ch, ending.has(name));
+      if (touched.has(name)) released.set(name, text);
+      else if (text !== "") before += this.inserted(name, ch, text);
+    }
+    for (const name of touched.keys()) if (!released.has(name)) released.set(name, ""); // held until the next scan
+    let changed = false;
+    view.pieces.forEach((p, i) => {
+      const text = released.get(p.channel);
+      const value = text ?? "";
+      if (text !== undefined) released.delete(p.channel); // the first piece of a channel carries its release
+      if (value !== originals[i]) {
+        p.set(value);
+        changed = true;
+      }
+    });
+    if (changed) this.counters.rewritten++;
+    return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+  }
+
+  private emit(text: string, final = false): string {
+    this.counters.eventsOut++;
+    if (final) this.done = true;
+    return text;
+  }
+
+  private inserted(name: string, ch: Channel, text: string): string {
+    const { event, json } = this.format.textEvent(name, text, ch.template);
+    this.counters.inserted++;
+    return this.emit(newBlock(event, JSON.stringify(json), ch.template));
+  }
+
+  /** Final scan, block check and release of every channel still holding text (stream end). */
+  private finishChannels(list: Channel[], final: boolean): string {
+    const names = [...this.channels.entries()].filter(([, ch]) => list.includes(ch));
+    this.newRound();
+    for (const [, ch] of names) this.scanChannel(ch, final);
+    if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
+    this.activateRedactors();
+    let out = "";
+    for (const [name, ch] of names) {
+      const text = this.release(ch, final);
+      if (text !== "") out += this.inserted(name, ch, text);
+    }
+    return out;
+  }
+
+  /** Findings that touch the end of a text count only until the next scan (they may still change). */
+  private newRound(): void {
+    this.piiProvisional.clear();
+    this.regexProvisional.clear();
+  }
+
+  /** Scans the channel's unreleased text (plus context before it) and records the evidence. */
+  private scanChannel(ch: Channel, final: boolean): void {
+    if (ch.scannedLength === ch.text.length && (ch.scannedFinal || !final)) return;
+    ch.scannedLength = ch.text.length;
+    ch.scannedFinal = final;
+    const from = Math.max(0, ch.released - LOOKBEHIND_CHARS);
+    const region = ch.text.slice(from);
+    const n = ch.text.length;
+    const scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
+    if (this.needsPii) {
+      for (const f of detectPii(region)) {
+        const abs = { ...f, start: f.start + from, end: f.end + from };
+        scan.pii.push(abs);
+        if (final || abs.end < n) this.piiFound.add(f.entityType);
+        else this.piiProvisional.add(f.entityType);
+      }
+    }
+    for (const [key, words] of this.keywordLists) {
+      const re = keywordRegex(words);
+      const hits = re ? allMatches(re, region).map(([s, e]): [number, number] => [s + from, e + from]) : [];
+      scan.keywords.set(key, hits);
+      if (hits.length > 0) this.keywordHits.add(key);
+    }
+    for (const pattern of this.patterns) {
+      const hits = allMatches(compiledRegex(pattern)!, region).map(([s, e]): [number, number] => [s + from, e + from]);
+      scan.regexes.set(pattern, hits);
+      for (const [, e] of hits) (final || e < n ? this.regexHits : this.regexProvisional).add(pattern);
+    }
+    ch.scan = scan;
+  }
+
+  private evidence(includeProvisional: boolean): Evidence {
+    const pii = includeProvisional ? new Set([...this.piiFound, ...this.piiProvisional]) : this.piiFound;
+    return {
+      piiTypes: this.opts.piiDetection ? pii : null,
+      keywordHit: (keywords) => this.keywordHits.has(keywordListKey(keywords)),
+      regexHit: (pattern) => this.regexHits.has(pattern) || (includeProvisional && this.regexProvisional.has(pattern)),
+      model: this.opts.model,
+      inputTokens: this.opts.inputTokens,
+      injectionScore: this.opts.injectionScore,
+    };
+  }
+
+  /** The highest-priority block policy whose conditions hold on the text so far (provisional findings excluded). */
+  private checkBlock(): boolean {
+    if (this.blockers.length === 0) return false;
+    const e = this.evidence(false);
+    const hit = this.blockers.find((p) => conditionsMatch(p, e));
+    if (!hit) return false;
+    this.blockedBy = hit;
+    return true;
+  }
+
+  /** Redact policies start redacting once their conditions hold (findings still growing count, to redact early). */
+  private activateRedactors(): void {
+    if (this.redactors.length === this.activeRedactors.size) return;
+    const e = this.evidence(true);
+    for (const p of this.redactors) if (!this.activeRedactors.has(p) && conditionsMatch(p, e)) this.activeRedactors.add(p);
+  }
+
+  private spans(ch: Channel): RedactSpan[] {
+    const spans: RedactSpan[] = [];
+    for (const p of this.activeRedactors) {
+      const c = p.conditions;
+      const types = c?.piiTypes ?? [];
+      if (this.needsPii && (types.length > 0 || !hasSpanConditions(p))) {
+        for (const f of ch.scan.pii) if (types.length === 0 || types.includes(f.entityType)) spans.push({ start: f.start, end: f.end, label: f.entityType });
+      }
+      if (c && c.keywords.length > 0) for (const [start, end] of ch.scan.keywords.get(keywordListKey(c.keywords)) ?? []) spans.push({ start, end, label: "keyword" });
+      if (c?.regex !== undefined) for (const [start, end] of ch.scan.regexes.get(c.regex) ?? []) spans.push({ start, end, label: "regex" });
+    }
+    return mergeSpans(spans);
+  }
+
+  /** Releases what may leave now (everything when `final`), redacted. */
+  private release(ch: Channel, final: boolean): string {
+    const n = ch.text.length;
+    const R = ch.released;
+    const spans = this.spans(ch).filter((s) => s.end > R);
+    let end = final ? n : Math.max(R, n - this.windowChars);
+    for (const s of spans) {
+      if (!final && s.end >= n) end = Math.min(end, Math.max(R, s.start)); // may still grow: hold it whole
+      else if (s.start < end && end < s.end) end = Math.max(R, s.start); // never cut a span
+    }
+    if (!final && n - end > this.maxHold) end = n - this.maxHold;
+    this.counters.maxHeldChars = Math.max(this.counters.maxHeldChars, n - R);
+    if (end <= R) return "";
+    let out = "";
+    let at = R;
+    let open = false;
+    for (const s of spans) {
+      if (s.start >= end) break;
+      out += ch.text.slice(at, Math.max(at, s.start));
+      const continuing = s.start < R && ch.openLabel;
+      if (!continuing) out += `[REDACTED:${s.label}]`;
+      const stop = Math.min(end, s.end);
+      this.counters.redactedChars += stop - Math.max(at, s.start);
+      at = stop;
+      open = s.end > end;
+    }
+    out += ch.text.slice(at, end);
+    ch.openLabel = open;
+    ch.released = end;
+    return out;
+  }
+}

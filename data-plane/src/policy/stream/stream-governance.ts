@@ -1,0 +1,183 @@
+// The proxy's StreamGovernorFactory (proxy/stream-governor.ts): outbound policies of a streamed answer.
+// - SSE with block/redact policies: the windowed governor (governor.ts) rewrites text deltas in place and
+//   may end the stream with the provider's native error event;
+// - a non-SSE stream (Gemini's JSON-array stream) with block/redact policies is held whole and governed
+//   as one JSON answer at its end (it cannot be rewritten piecewise);
+// - only log policies: bytes pass through untouched.
+// In every case the outbound phase is recorded on the trace draft when the stream ends (or is ended):
+// every applicable outbound policy evaluated on the whole completion, completion PII, fired policies,
+// and status `blocked` when a block policy ended the stream.
+import { performance } from "node:perf_hooks";
+import type { Policy } from "@agentgov/proto";
+import type { ResponseFacts, StreamObserver } from "../../providers/index.js";
+import { estimateTokens } from "../../providers/index.js";
+import type { StreamGovernor as ProxyStreamGovernor, StreamGovernorContext, StreamGovernorFactory } from "../../proxy/stream-governor.js";
+import { detectPii } from "../pii/index.js";
+import { applicablePolicies } from "../engine/applicable.js";
+import { evaluatePolicies, partRedactor, redactSpans, applyRedaction, textEvidence, withStreamBlock, type PhaseOutcome } from "../engine/evaluate.js";
+import { createStreamGovernor, type StreamGovernor } from "./governor.js";
+
+const EMPTY = Buffer.alloc(0);
+
+export const governStream: StreamGovernorFactory = (ctx) => {
+  const policies = applicablePolicies(ctx.policies, ctx.agent, "outbound");
+  if (policies.length === 0) return undefined;
+  return new RecordingGovernor(ctx, policies);
+};
+
+class RecordingGovernor implements ProxyStreamGovernor {
+  private readonly observer: StreamObserver;
+  private readonly inner: StreamGovernor | null;
+  /** Non-SSE stream with block/redact policies: held whole, governed at the end. */
+  private readonly held: Buffer[] | null;
+  private readonly inputTokens: number;
+  private finished = false;
+  private blocked: Policy | undefined;
+  private spentMs = 0;
+
+  constructor(
+    private readonly ctx: StreamGovernorContext,
+    private readonly policies: Policy[],
+  ) {
+    this.observer = ctx.adapter.streamObserver();
+    const sse = ctx.contentType.includes("text/event-stream");
+    this.inputTokens = policies.some((p) => p.conditions?.maxInputTokens !== undefined) ? estimateTokens(ctx.draft.prompt) : 0;
+    const acting = policies.some((p) => p.action === "block" || p.action === "redact");
+    this.inner = sse
+      ? createStreamGovernor({
+          provider: ctx.adapter.name,
+          policies,
+          piiDetection: ctx.agent.piiDetection,
+          model: ctx.draft.model,
+          inputTokens: this.inputTokens,
+          injectionScore: ctx.draft.injectionScore,
+          errorEvent: (p) => this.errorEvent(p),
+        })
+      : null;
+    this.held = !sse && acting ? [] : null;
+  }
+
+  get stopped(): boolean {
+    return this.blocked !== undefined;
+  }
+
+  transform(chunk: Buffer): Buffer {
+    if (this.finished) return EMPTY;
+    const t = performance.now();
+    try {
+      this.observer.push(chunk);
+      if (this.held) {
+        this.held.push(chunk);
+        return EMPTY;
+      }
+      if (!this.inner) return chunk;
+      const out = this.inner.transform(chunk);
+      if (this.inner.stopped) this.finish(this.inner.blockedBy);
+      return out ?? EMPTY;
+    } finally {
+      this.spentMs += performance.now() - t;
+    }
+  }
+
+  end(): Buffer {
+    const t = performance.now();
+    try {
+      if (this.finished) return EMPTY;
+      if (this.held) return this.endHeld();
+      if (!this.inner) {
+        this.finish(undefined);
+        return EMPTY;
+      }
+      // The whole completion is judged once more before the held tail leaves: a block that only the
+      // complete text shows ends the stream instead of releasing the tail.
+      const facts = this.observer.end();
+      const outcome = this.evaluate(facts);
+      if (outcome.blockedBy) {
+        this.finish(outcome.blockedBy, facts, outcome);
+        return Buffer.from(this.errorEvent(outcome.blockedBy), "utf8");
+      }
+      const { extra } = this.inner.end();
+      if (this.inner.stopped) {
+        this.finish(this.inner.blockedBy, facts);
+        return extra ?? EMPTY;
+      }
+      this.finish(undefined, facts, outcome);
+      return extra ?? EMPTY;
+    } finally {
+      this.spentMs += performance.now() - t;
+      const spans = this.ctx.draft.timing.spans;
+      spans.policy_eval = (spans.policy_eval ?? 0) + this.spentMs;
+    }
+  }
+
+  /** A JSON-array stream held whole: redacted or replaced by an error element, as one answer. */
+  private endHeld(): Buffer {
+    const raw = Buffer.concat(this.held ?? []);
+    const facts = this.observer.end();
+    const outcome = this.evaluate(facts);
+    this.finish(outcome.blockedBy, facts, outcome);
+    if (outcome.blockedBy) {
+      const p = outcome.blockedBy;
+      return Buffer.from(JSON.stringify([{ error: { code: 403, message: `response blocked by policy "${p.name}"`, status: "PERMISSION_DENIED", policy_id: p.id, trace_id: this.ctx.draft.id } }]), "utf8");
+    }
+    if (outcome.redactors.length === 0) return raw;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.toString("utf8"));
+    } catch {
+      return raw;
+    }
+    const text = facts.completionText;
+    const pii = this.ctx.agent.piiDetection ? this.ctx.draft.completionPii : null;
+    const spans = redactSpans(text, outcome.redactors, pii);
+    const fallback = (part: string) => applyRedaction(part, redactSpans(part, outcome.redactors, this.ctx.agent.piiDetection ? detectPii(part) : null));
+    return Buffer.from(JSON.stringify(this.ctx.adapter.mapCompletionText(json, partRedactor(text, spans, fallback))), "utf8");
+  }
+
+  private errorEvent(p: Policy): string {
+    const d = this.ctx.draft;
+    return this.ctx.adapter.errorEvent(`response blocked by policy "${p.name}"`, "policy_violation", {
+      status: 403,
+      details: { policy_id: p.id, trace_id: d.id, request_id: d.requestId },
+    });
+  }
+
+  private piiOf(text: string) {
+    return this.ctx.agent.piiDetection ? detectPii(text) : null;
+  }
+
+  private evaluate(facts: ResponseFacts): PhaseOutcome {
+    const pii = this.piiOf(facts.completionText);
+    this.ctx.draft.completionPii = pii ?? [];
+    return evaluatePolicies(
+      this.policies,
+      textEvidence({
+        text: facts.completionText,
+        model: this.ctx.draft.model,
+        inputTokens: facts.usage?.inputTokens ?? this.inputTokens,
+        pii,
+        injectionScore: this.ctx.draft.injectionScore,
+      }),
+    );
+  }
+
+  /** Records the outbound phase on the draft, once. */
+  private finish(blockedBy: Policy | undefined, facts?: ResponseFacts, outcome?: PhaseOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    const f = facts ?? this.observer.end();
+    let o = outcome ?? this.evaluate(f);
+    if (blockedBy) {
+      o = withStreamBlock(o, blockedBy);
+      this.blocked = blockedBy;
+    }
+    const d = this.ctx.draft;
+    d.evaluations = d.evaluations.concat(o.evaluations);
+    d.fired = d.fired.concat(o.fired);
+    d.blockedCount += o.blockedCount;
+    if (blockedBy) {
+      d.status = "blocked";
+      d.errorCode = "policy_violation";
+    }
+  }
+}

@@ -1,0 +1,63 @@
+// Admission of a proxy request, before anything is traced (DESIGN.md §11: refusals for authentication,
+// permission, unknown agent or provider, oversize and unreadable bodies are not traced): the provider,
+// the method, the X-Service-Key (scope ingest or api, active user: the Sync state only lists such
+// keys), the agent, the body (≤ 10 MiB, JSON parsed once) and the native upstream target.
+import type { IncomingMessage } from "node:http";
+import { createHash } from "node:crypto";
+import type { Agent } from "@agentgov/proto";
+import { getProvider, ProviderRequestError, type ProviderAdapter, type UpstreamTarget } from "../providers/index.js";
+import type { GovernanceState } from "../state/governance-state.js";
+import { ProxyRefusal } from "./outcomes.js";
+import { readBody } from "./read-body.js";
+import type { ProxyRoute } from "./route.js";
+
+export interface Admission {
+  state: GovernanceState;
+  agent: Agent;
+  adapter: ProviderAdapter;
+  target: UpstreamTarget;
+  /** The request body exactly as received. */
+  bodyBytes: Buffer;
+  /** The body parsed (once). */
+  body: unknown;
+}
+
+export const firstHeader = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+const notFound = (message: string) => new ProxyRefusal(404, "not_found", message);
+
+export async function admit(req: IncomingMessage, route: ProxyRoute, state: GovernanceState): Promise<Admission> {
+  const adapter = getProvider(route.providerName);
+  if (!adapter) throw notFound(`unknown provider "${route.providerName}"; use openai, anthropic, google, mistral or cohere`);
+  if (req.method !== "POST") throw notFound(`no route for ${req.method ?? "?"} ${route.pathname}`);
+
+  const key = firstHeader(req, "x-service-key");
+  const keyRow = key ? state.keysByHash.get(createHash("sha256").update(key).digest("hex")) : undefined;
+  if (!keyRow) throw new ProxyRefusal(401, "unauthorized", "missing or invalid X-Service-Key");
+  if (keyRow.scope !== "ingest" && keyRow.scope !== "api") throw new ProxyRefusal(403, "forbidden", "this key may not use the proxy (needs scope ingest or api)");
+
+  const agentId = firstHeader(req, "x-service-agent");
+  const agent = agentId ? state.agents.get(agentId) : undefined;
+  if (!agent || agent.status === "archived") throw notFound(`agent ${agentId ?? "(missing X-Service-Agent)"} not found`);
+
+  const bodyBytes = await readBody(req);
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyBytes.toString("utf8"));
+  } catch {
+    throw new ProxyRefusal(400, "bad_request", "request body is not valid JSON");
+  }
+
+  let target: UpstreamTarget | null;
+  try {
+    target = adapter.resolve(route.subPath, route.search, body);
+  } catch (e) {
+    if (e instanceof ProviderRequestError) throw new ProxyRefusal(400, "bad_request", e.message);
+    throw e;
+  }
+  if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not a chat endpoint this proxy governs (see README: proxy paths)`);
+  return { state, agent, adapter, target, bodyBytes, body };
+}

@@ -1,0 +1,64 @@
+// Cost on the hot path: table prices looked up once per (provider, model) and kept, the price of an
+// answer (by the model the provider reports when the table knows it, else the requested one), the
+// usage a trace records (the provider's, else counted locally and flagged), and the USD header format.
+import { computeCost, priceFor, type CostBreakdown, type Price } from "../pricing/index.js";
+import { estimateTokens, type ResponseFacts, type Usage } from "../providers/index.js";
+
+export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 });
+
+const MAX_CACHED = 4096;
+const prices = new Map<string, Price | null>();
+
+/** priceFor() memoised: the price table is immutable for the life of the process. */
+export function cachedPrice(provider: string, model: string): Price | undefined {
+  if (model === "") return undefined;
+  const key = `${provider}\u0000${model}`;
+  let p = prices.get(key);
+  if (p === undefined) {
+    p = priceFor(provider, model) ?? null;
+    if (prices.size >= MAX_CACHED) prices.clear(); // model names come from clients: keep the memo bounded
+    prices.set(key, p);
+  }
+  return p ?? undefined;
+}
+
+/** The price of an answer: by the model the provider says answered when the table knows it (a dated snapshot of an alias), else by the requested model. */
+export function answerPrice(provider: string, requested: Price | undefined, reportedModel: string | undefined): Price | undefined {
+  if (reportedModel === undefined || reportedModel === "") return requested;
+  return cachedPrice(provider, reportedModel) ?? requested;
+}
+
+/** Cost of `inputTokens` input tokens alone (the input cost known when a stream's headers leave). */
+export function inputCost(price: Price | undefined, inputTokens: number): number {
+  return price ? computeCost(price, { ...ZERO_USAGE, inputTokens }).totalCost : 0;
+}
+
+export interface SettledUsage {
+  usage: Usage;
+  /** True when the provider reported no usage and the tokens were counted locally (o200k). */
+  estimated: boolean;
+}
+
+/**
+ * The usage a trace records: the provider's usage fields when it sent them; else, for an answer that is
+ * not a provider error, tokens counted locally from the prompt and the completion (DESIGN.md §8).
+ */
+export function settleUsage(facts: ResponseFacts, promptTokens: () => number, upstreamStatus: number): SettledUsage {
+  if (facts.usage) return { usage: facts.usage, estimated: false };
+  if (upstreamStatus >= 400) return { usage: ZERO_USAGE, estimated: false };
+  return { usage: { ...ZERO_USAGE, inputTokens: promptTokens(), outputTokens: estimateTokens(facts.completionText) }, estimated: true };
+}
+
+export function costOf(price: Price | undefined, usage: Usage): CostBreakdown {
+  return computeCost(price, usage);
+}
+
+/** USD as a plain decimal string (costs are rounded to 1e-10): "0", "0.00042", "1.5". */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return "0";
+  const s = usd.toFixed(10);
+  let end = s.length;
+  while (s.charCodeAt(end - 1) === 48 /* 0 */) end--;
+  if (s.charCodeAt(end - 1) === 46 /* . */) end--;
+  return s.slice(0, end);
+}

@@ -1,0 +1,74 @@
+// The policy steps the hot path runs around the provider call, as thin glue over policy/: the prompt
+// scan (PII, injection score), inbound redaction of the forwarded body, and the outbound phase of a
+// JSON answer (completion PII, evaluation, redaction of the returned body). Policy semantics live in
+// policy/engine; streamed answers are governed by a StreamGovernor (stream-governor.ts).
+import type { Agent, Policy } from "@agentgov/proto";
+import { performance } from "node:perf_hooks";
+import { detectPii, type PiiFinding } from "../policy/pii/index.js";
+import { evaluatePhase, redactSpans, applyRedaction, partRedactor } from "../policy/engine/evaluate.js";
+import type { ProviderAdapter } from "../providers/index.js";
+import type { GovernanceState } from "../state/governance-state.js";
+import type { TraceDraft } from "../trace/builder.js";
+
+/** The whole text the policies were evaluated on (parts joined) and its PII findings (null: scanning off). */
+export interface ScannedText {
+  text: string;
+  pii: readonly PiiFinding[] | null;
+}
+
+/**
+ * Rewrites every text part with the spans the matched redact policies select ([REDACTED:<type>]). With
+ * `scanned`, the spans are those found in the whole text (what the trace records and the policies
+ * matched on, context across parts included), cut per part; a part is scanned alone only as a fallback.
+ */
+function redactor(redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): (part: string) => string {
+  const alone = (part: string) => applyRedaction(part, redactSpans(part, redactors, piiOn ? detectPii(part) : null));
+  if (!scanned) return alone;
+  return partRedactor(scanned.text, redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null), alone);
+}
+
+/** The forwarded body with inbound redactions applied to each prompt part (a copy; `body` is untouched). */
+export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): unknown {
+  return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned));
+}
+
+/** The answer with outbound redactions applied to each completion part (a copy). */
+export function redactCompletion(adapter: ProviderAdapter, json: unknown, redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): unknown {
+  return adapter.mapCompletionText(json, redactor(redactors, piiOn, scanned));
+}
+
+/**
+ * Outbound phase of a complete answer: completion PII, every applicable outbound policy evaluated and
+ * appended to the trace's evaluations; returns the blocking policy (if any) and the redactors.
+ */
+export function outboundPhase(draft: TraceDraft, agent: Agent, state: GovernanceState, completion: string): { block?: Policy; redactors: Policy[] } {
+  const t = performance.now();
+  const pii: PiiFinding[] | null = agent.piiDetection ? detectPii(completion) : null;
+  draft.completionPii = pii ?? [];
+  const out = evaluatePhase(state.orderedPolicies, {
+    agent,
+    phase: "outbound",
+    text: completion,
+    model: draft.model,
+    inputTokens: draft.usage.inputTokens,
+    pii,
+    injectionScore: draft.injectionScore,
+  });
+  const spans = draft.timing.spans;
+  spans.policy_eval = (spans.policy_eval ?? 0) + (performance.now() - t);
+  if (out.evaluations.length > 0) draft.evaluations = draft.evaluations.concat(out.evaluations);
+  if (out.fired.length > 0) draft.fired = draft.fired.concat(out.fired);
+  draft.blockedCount += out.blockedCount;
+  return out.blockedBy ? { block: out.blockedBy, redactors: out.redactors } : { redactors: out.redactors };
+}
+
+/** Whether any active policy of this state has a max_input_tokens condition (computed once per state). */
+const usesInputTokens = new WeakMap<GovernanceState, boolean>();
+export function policiesNeedInputTokens(state: GovernanceState): boolean {
+  let v = usesInputTokens.get(state);
+  if (v === undefined) {
+    v = state.orderedPolicies.some((p) => p.conditions?.maxInputTokens !== undefined);
+    usesInputTokens.set(state, v);
+  }
+  return v;
+}

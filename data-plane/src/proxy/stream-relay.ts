@@ -1,0 +1,91 @@
+// The streaming loop: every upstream chunk is observed (usage, text, tools), passed through the
+// outbound stream governor when there is one, and written to the client at once, with backpressure.
+// While the provider is silent (a long time to first token, or a pause between events), an SSE comment
+// keeps idle-timeout proxies and load balancers from cutting the stream; it is only written where the
+// bytes sent so far end on an event boundary, so it can never split an event.
+import type { ServerResponse } from "node:http";
+import type { StreamObserver } from "../providers/index.js";
+import { SseBoundary } from "./sse-boundary.js";
+import type { StreamGovernor } from "./stream-governor.js";
+
+export interface RelayOptions {
+  res: ServerResponse;
+  /** The upstream body (decoded when the provider compressed it anyway). */
+  body: AsyncIterable<Buffer>;
+  observer: StreamObserver;
+  governor: StreamGovernor | undefined;
+  /** Whether the answer is SSE (keep-alive comments and boundary tracking apply). */
+  sse: boolean;
+  /** A complete SSE comment to write after this many ms without a byte; undefined = none. */
+  keepAlive: { intervalMs: number; comment: Buffer } | undefined;
+  clientGone(): boolean;
+  /** Stops the upstream call (the governor ended the stream). */
+  abortUpstream(): void;
+}
+
+export interface RelayResult {
+  /** Set when reading the upstream body failed (abort, reset, body timeout). */
+  upstreamError?: unknown;
+  /** The governor ended the stream (outbound block). */
+  stopped: boolean;
+  /** True when the bytes written so far end on an SSE event boundary (an error event may follow). */
+  atBoundary: boolean;
+  keepAlivesSent: number;
+}
+
+/** Resolves when the client drained its buffer or went away. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+export async function relayStream(o: RelayOptions): Promise<RelayResult> {
+  const { res, observer, governor } = o;
+  const boundary = o.sse ? new SseBoundary() : undefined;
+  const result: RelayResult = { stopped: false, atBoundary: true, keepAlivesSent: 0 };
+  let timer: NodeJS.Timeout | undefined;
+  if (o.keepAlive && boundary) {
+    const { comment, intervalMs } = o.keepAlive;
+    timer = setTimeout(() => {
+      if (!o.clientGone() && !res.writableNeedDrain && boundary.atBoundary()) {
+        res.write(comment);
+        result.keepAlivesSent++;
+      }
+      timer?.refresh();
+    }, intervalMs);
+  }
+  const send = (bytes: Buffer): boolean => {
+    boundary?.push(bytes);
+    timer?.refresh();
+    return res.write(bytes);
+  };
+  try {
+    for await (const chunk of o.body) {
+      observer.push(chunk);
+      const out = governor ? governor.transform(chunk) : chunk;
+      if (out.length > 0 && !o.clientGone() && !send(out)) await drained(res);
+      if (governor?.stopped) {
+        result.stopped = true;
+        o.abortUpstream();
+        break;
+      }
+    }
+  } catch (e) {
+    result.upstreamError = e;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+  if (governor) {
+    const rest = governor.end();
+    if (rest.length > 0 && !o.clientGone()) send(rest);
+  }
+  result.atBoundary = boundary ? boundary.atBoundary() : false;
+  return result;
+}

@@ -1,0 +1,91 @@
+// The response gate on a real HTTP server: a response whose request emitted a trace completes only
+// once the trace is committed; a response without a trace, and one whose commit takes too long, complete anyway.
+import test from "ava";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { ResponseGate } from "./response-gate.js";
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+async function serve(gate: ResponseGate, handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>) {
+  const server = createServer((req, res) => void gate.run(res, () => handler(req, res)));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const addr = server.address();
+  const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
+  return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+test("the answer completes only after its trace's commit (trace emitted after res.end, as the proxy does)", async (t) => {
+  const gate = new ResponseGate(60_000);
+  const commit = deferred();
+  let emitted = false;
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end("answer");
+    setImmediate(() => {
+      emitted = true;
+      gate.traceEmitted(commit.promise);
+    });
+  });
+  t.teardown(() => srv.close());
+  let done = false;
+  const response = fetch(srv.url).then(async (r) => {
+    const body = await r.text();
+    done = true;
+    return body;
+  });
+  while (!emitted) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(done, "the client has no complete answer while the trace is not on disk");
+  commit.resolve();
+  t.is(await response, "answer");
+  t.deepEqual(gate.stats(), { gated: 1, timedOut: 0 });
+});
+
+test("a refusal whose trace is emitted synchronously after res.end is gated too", async (t) => {
+  const gate = new ResponseGate(60_000);
+  const commit = deferred();
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(403).end("blocked");
+    gate.traceEmitted(commit.promise);
+  });
+  t.teardown(() => srv.close());
+  let done = false;
+  const response = fetch(srv.url).then(async (r) => {
+    await r.text();
+    done = true;
+    return r.status;
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(done);
+  commit.resolve();
+  t.is(await response, 403);
+});
+
+test("a response without a trace completes at once; a commit slower than the limit releases the response", async (t) => {
+  const gate = new ResponseGate(200);
+  const never = new Promise<void>(() => undefined);
+  const srv = await serve(gate, async (req, res) => {
+    res.writeHead(200).end("ok");
+    if (req.url === "/traced") setImmediate(() => gate.traceEmitted(never));
+  });
+  t.teardown(() => srv.close());
+  t.is(await (await fetch(`${srv.url}/untraced`)).text(), "ok");
+  t.is(await (await fetch(`${srv.url}/traced`)).text(), "ok");
+  t.deepEqual(gate.stats(), { gated: 1, timedOut: 1 });
+});
+
+test("with a zero limit the gate is off", async (t) => {
+  const gate = new ResponseGate(0);
+  const never = new Promise<void>(() => undefined);
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(200).end("ok");
+    gate.traceEmitted(never);
+  });
+  t.teardown(() => srv.close());
+  t.is(await (await fetch(srv.url)).text(), "ok");
+  t.deepEqual(gate.stats(), { gated: 0, timedOut: 0 });
+});

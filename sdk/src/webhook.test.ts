@@ -1,0 +1,54 @@
+// X-Idp-Signature helpers against the Stripe test vector (research/building-blocks.md §4) and the
+// negative vectors: changed body, stale and future timestamps, missing t, uppercase hex, spaces,
+// v0 only, and rotation (several v1 entries, several secrets).
+import test, { type ExecutionContext } from "ava";
+import { createHmac } from "node:crypto";
+import { computeSignature, constructWebhookEvent, parseSignatureHeader, signWebhook, verifyWebhook, WebhookSignatureError } from "./webhook.js";
+
+const secret = "whsec_test_secret";
+const body = '{"id":"evt_1","type":"user.created"}';
+const t0 = 1700000000;
+const vector = "f05b1ef15f6e243adcc340e544948703c6d81cf305301168ffc9986284c88f05";
+
+test("the Stripe vector: same digest as the reference, and it verifies", async (t) => {
+  t.is(await computeSignature(secret, t0, body), vector);
+  t.is(createHmac("sha256", secret).update(`${t0}.${body}`).digest("hex"), vector);
+  t.is(await signWebhook({ payload: body, secret, timestamp: t0 }), `t=${t0},v1=${vector}`);
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: `t=${t0},v1=${vector}`, secret, nowSeconds: t0 + 10 }));
+  await t.notThrowsAsync(verifyWebhook({ payload: new TextEncoder().encode(body), header: `t=${t0},v1=${vector}`, secret, nowSeconds: t0 }));
+  t.deepEqual(await constructWebhookEvent({ payload: body, header: `t=${t0},v1=${vector}`, secret, nowSeconds: t0 }), { id: "evt_1", type: "user.created" });
+});
+
+const rejects = async (t: ExecutionContext, header: string | undefined, opts: { payload?: string; now?: number; secret?: string | string[] } = {}) => {
+  await t.throwsAsync(verifyWebhook({ payload: opts.payload ?? body, header, secret: opts.secret ?? secret, nowSeconds: opts.now ?? t0 }), { instanceOf: WebhookSignatureError });
+};
+
+test("negative vectors are rejected", async (t) => {
+  await rejects(t, `t=${t0},v1=${vector}`, { payload: body.replace("evt_1", "evt_2") });
+  await rejects(t, `t=${t0},v1=${vector}`, { now: t0 + 301 });
+  await rejects(t, `t=${t0},v1=${vector}`, { now: t0 - 301 });
+  await rejects(t, `v1=${vector}`);
+  await rejects(t, `t=${t0},v1=${vector.toUpperCase()}`);
+  await rejects(t, `t=${t0}, v1=${vector}`);
+  await rejects(t, `t=${t0},v0=${vector}`);
+  await rejects(t, `t=${t0},t=${t0},v1=${vector}`);
+  await rejects(t, `t=abc,v1=${vector}`);
+  await rejects(t, `t=${t0},v1=${vector.slice(0, 62)}`);
+  await rejects(t, undefined);
+  await rejects(t, "");
+  await rejects(t, `t=${t0},v1=${vector}`, { secret: "whsec_other" });
+});
+
+test("boundaries of the 5-minute window are accepted", async (t) => {
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: `t=${t0},v1=${vector}`, secret, nowSeconds: t0 + 300 }));
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: `t=${t0},v1=${vector}`, secret, nowSeconds: t0 - 300 }));
+});
+
+test("rotation: any v1 entry and any of several secrets may match", async (t) => {
+  const other = await computeSignature("whsec_old", t0, body);
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: `t=${t0},v1=${other},v1=${vector}`, secret, nowSeconds: t0 }));
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: `t=${t0},v1=${other}`, secret: [secret, "whsec_old"], nowSeconds: t0 }));
+  const both = await signWebhook({ payload: body, secret: ["whsec_new", secret], timestamp: t0 });
+  t.deepEqual(parseSignatureHeader(both).signatures, [await computeSignature("whsec_new", t0, body), vector]);
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: both, secret, nowSeconds: t0 }));
+});

@@ -1,0 +1,129 @@
+// Daily budgets through a real sidecar (docs/decisions.md "Budget accounting in the sidecar"): with a
+// budget that allows 10 requests' cost, 50 parallel requests let at most 10 through plus the one
+// in-flight allowance; spend is counted once when the control plane's figure arrives over Sync after
+// ingest; and spend the control plane has not seen survives a sidecar restart within the day.
+// Every request costs exactly its reservation here (the fake reports the estimated input tokens and
+// max_tokens output tokens), so the arithmetic is exact: budget = 10.5 × C.
+import test from "ava";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startSidecar, loadSidecarConfig, type Sidecar } from "@agentgov/data-plane";
+import { eventually } from "../harness/stack.js";
+import { startTcpProxy } from "../harness/tcp-proxy.js";
+import { estimateTokens } from "../../data-plane/src/providers/index.js";
+import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
+import { startProxyWorld, MODELS, type ProxyWorld } from "./proxy-helpers.js";
+import { send, traceIdOf } from "./policy-helpers.js";
+
+let w: ProxyWorld;
+test.before(async () => {
+  w = await startProxyWorld();
+});
+test.after.always(async () => {
+  await w?.stop();
+});
+
+const PROMPT = "budget call";
+const OUT = 100;
+const inputTokens = estimateTokens(`You are terse.\n\n${PROMPT}`);
+/** The cost of one call, which is also what it reserves. */
+const C = computeCost(priceFor("openai", MODELS.openai), { inputTokens, outputTokens: OUT, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost;
+const BUDGET = 10.5 * C;
+const script = (delayMs = 0) => ({ text: "ok", usage: { inputTokens, outputTokens: OUT }, delayMs });
+const call = (agentId: string, sidecar?: Sidecar) => send(w, "openai", agentId, PROMPT, { maxTokens: OUT, ...(sidecar ? { sidecar } : {}) });
+
+/** Sequential calls until the first refusal; returns how many passed (and checks the refusal). */
+async function passesUntilRefused(t: import("ava").ExecutionContext, agentId: string, sidecar?: Sidecar, between?: () => Promise<void>): Promise<number> {
+  for (let n = 0; n < 40; n++) {
+    const r = await call(agentId, sidecar);
+    if (r.status === 429) {
+      t.is((r.json as { error: { code: string } }).error.code, "budget_exceeded");
+      return n;
+    }
+    t.is(r.status, 200);
+    await between?.();
+  }
+  throw new Error("never refused");
+}
+
+test.serial("50 parallel requests against a budget of 10 requests' cost: at most 10 plus the in-flight allowance pass", async (t) => {
+  const a = await w.agent("budget-race", `budget_limit_daily: ${BUDGET}\n`);
+  w.fakes.script(script(300)); // keep the admitted ones in flight while the rest arrive
+  const before = w.fakes.requests.length;
+  const answers = await Promise.all(Array.from({ length: 50 }, () => call(a)));
+  const ok = answers.filter((r) => r.status === 200).length;
+  const refused = answers.filter((r) => r.status === 429);
+  t.log(`${ok} passed, ${refused.length} refused`);
+  t.true(ok >= 10 && ok <= 11, `passed ${ok}: 10 fit the budget, at most 1 more as the in-flight allowance`);
+  t.is(ok + refused.length, 50);
+  t.is(w.fakes.requests.length - before, ok, "refused requests never reach the provider");
+  for (const r of refused) {
+    t.is((r.json as { error: { code: string } }).error.code, "budget_exceeded");
+    t.true(Number(r.headers.get("retry-after")) >= 1);
+  }
+  const blocked = await w.trace(traceIdOf(refused[0]!));
+  t.is(blocked.status, "blocked");
+  t.deepEqual(blocked.policiesFired, ["budget"]);
+  await eventually(async () => {
+    const r = await w.stack.api.get<{ data: unknown[] }>(`/v1/traces?agent_id=${a}&status=blocked&limit=100`);
+    return r.body.data.length === refused.length;
+  });
+});
+
+test.serial("spend is counted once when the control plane's figure arrives over Sync", async (t) => {
+  const a = await w.agent("budget-sync", `budget_limit_daily: ${BUDGET}\n`);
+  w.fakes.script(script());
+  const settled = async () => {
+    // The trace is acknowledged (spool empty) and the control plane's figure reached the sidecar.
+    await eventually(async () => w.sidecar.queue.size() === 0 && Math.abs((w.sidecar.state().spend.get(a)?.spentUsd ?? 0) - expected) < C / 100);
+    await new Promise((r) => setTimeout(r, 50));
+  };
+  let expected = 0;
+  for (let i = 0; i < 5; i++) {
+    t.is((await call(a)).status, 200);
+    expected += C;
+  }
+  await settled();
+  // Exact accounting from here: 5 more fit (10 C ≤ 10.5 C), then one allowance (10 C < 10.5 C), then 11 C ≥ budget.
+  const more = await passesUntilRefused(t, a, undefined, async () => {
+    expected += C;
+    await settled();
+  });
+  t.is(more, 6, "double counting would refuse after 1, lost spend would pass more than 6");
+});
+
+test.serial("spend the control plane has not acknowledged survives a sidecar restart within the day", async (t) => {
+  const a = await w.agent("budget-restart", `budget_limit_daily: ${BUDGET}\n`);
+  const key = (await w.stack.api.post<{ data: { key: string } }>("/api/keys", { name: "budget restart sidecar", scope: "ingest" })).body.data.key;
+  const relay = await startTcpProxy("127.0.0.1", Number(new URL(w.stack.cp.grpcUrl).port));
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-budget-restart-"));
+  const env = {
+    DATA_DIR: dir,
+    SIDECAR_PORT: "0",
+    CONTROL_PLANE_GRPC_URL: relay.url,
+    SIDECAR_KEY: key,
+    PROVIDER_OPENAI_URL: w.fakes.urls.openai,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+  };
+  let sc: Sidecar | undefined;
+  try {
+    sc = await startSidecar(loadSidecarConfig(env));
+    await sc.synced;
+    await eventually(async () => sc!.state().agents.has(a));
+    await relay.close(); // the control plane is unreachable from now on: nothing is acknowledged
+    w.fakes.script(script());
+    for (let i = 0; i < 5; i++) t.is((await call(a, sc)).status, 200);
+    await eventually(async () => sc!.queue.size() === 5);
+    await sc.stop();
+
+    sc = await startSidecar(loadSidecarConfig(env)); // same DATA_DIR: persisted snapshot and spool
+    t.true(sc.state().agents.has(a), "serving from the persisted snapshot");
+    t.is(sc.queue.size(), 5, "the 5 traces are still in the spool");
+    const more = await passesUntilRefused(t, a, sc);
+    t.is(more, 6, "5 restored from the spool + 5 more fit, then the allowance; forgetting them would pass 11");
+  } finally {
+    await sc?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

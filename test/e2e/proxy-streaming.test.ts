@@ -1,0 +1,307 @@
+// Streaming through the sidecar, edge cases (research/gateways.md §4: buffered streams, `: ping`
+// crashes, events split across TCP chunks, idle timeouts during a long time to first token, lost
+// traces of interrupted streams): nothing is held back, comments pass, split events are parsed,
+// keep-alive comments fill a long silence without corrupting the stream for any SDK, a client that
+// goes away aborts the provider call and the trace is still recorded.
+import test from "ava";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import type { Sidecar } from "@agentgov/data-plane";
+import { eventually } from "../harness/stack.js";
+import { estimateTokens } from "../../data-plane/src/providers/index.js";
+import { nativeRequest, rawRequest, type FakeProviderName } from "../fakes/providers/index.js";
+import { PROVIDERS, rawCall, readChunks, recordingFetch, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
+import { DRIVERS } from "./proxy-sdk-drivers.js";
+import { gate, sleep, startControlledUpstream, tick, write, type ControlledUpstream } from "./proxy-upstreams.js";
+
+let w: ProxyWorld;
+let ctl: ControlledUpstream;
+/** Sidecar in front of the controlled upstream, keep-alives off (byte-exact comparisons). */
+let exact: Sidecar;
+/** Sidecar in front of the controlled upstream, a keep-alive comment after 100 ms of silence. */
+let ka: Sidecar;
+let agentId: string;
+
+test.before(async () => {
+  w = await startProxyWorld();
+  ctl = await startControlledUpstream();
+  const urls = {
+    PROVIDER_OPENAI_URL: ctl.urls.openai,
+    PROVIDER_ANTHROPIC_URL: ctl.urls.anthropic,
+    PROVIDER_GOOGLE_URL: ctl.urls.google,
+    PROVIDER_MISTRAL_URL: ctl.urls.mistral,
+    PROVIDER_COHERE_URL: ctl.urls.cohere,
+  };
+  exact = await w.stack.sidecar({ ...urls, SSE_KEEPALIVE_MS: "0" });
+  ka = await w.stack.sidecar({ ...urls, SSE_KEEPALIVE_MS: "100" });
+  agentId = await w.agent("streaming");
+  await eventually(async () => exact.state().agents.has(agentId) && ka.state().agents.has(agentId));
+});
+test.after.always(async () => {
+  await w?.stop();
+  await ctl?.close();
+});
+
+const USAGE = { inputTokens: 57, outputTokens: 14 };
+const TEXT = "Split into single bytes, with pings.";
+
+/** A native stream exactly as the fake provider sends it (comments/pings on), to replay through the controlled upstream. */
+async function capture(p: FakeProviderName): Promise<{ bytes: Buffer; contentType: string; path: string; headers: Record<string, string>; body: unknown }> {
+  const req = nativeRequest(p, { stream: true });
+  w.fakes.script({ text: TEXT, usage: USAGE, comments: true });
+  const direct = await rawRequest(`${w.fakes.urls[p]}${req.path}`, { headers: req.headers, body: req.body });
+  if (direct.status !== 200) throw new Error(`capture ${p}: ${direct.status} ${direct.text}`);
+  return { bytes: direct.bytes, contentType: String(direct.headers["content-type"]), path: req.path, headers: req.headers, body: req.body };
+}
+
+const sseHeaders = (contentType: string) => ({ "content-type": contentType, "cache-control": "no-cache" });
+
+for (const p of PROVIDERS) {
+  test.serial(`${p}: a stream written one byte at a time, comments and pings included, reaches the client byte for byte and its usage is read`, async (t) => {
+    const native = await capture(p);
+    t.true(native.bytes.includes(p === "anthropic" ? "event: ping" : ": ping"), "the captured stream carries keep-alive comments/pings");
+    ctl.handle(async (_req, res) => {
+      res.socket?.setNoDelay(true);
+      res.writeHead(200, sseHeaders(native.contentType));
+      res.flushHeaders();
+      for (let i = 0; i < native.bytes.length; i++) {
+        await write(res, native.bytes.subarray(i, i + 1));
+        await tick();
+      }
+      res.end();
+    });
+    const before = ctl.requests.length;
+    const got = await rawRequest(`${exact.url}/v1/proxy/${p}${native.path}`, { headers: { ...native.headers, ...w.serviceHeaders(agentId) }, body: native.body });
+    t.is(got.status, 200);
+    t.true(got.bytes.equals(native.bytes), "the client gets exactly the provider's bytes");
+    t.true(Buffer.from(ctl.requests[before]!.body).equals(Buffer.from(JSON.stringify(native.body))), "the request body is forwarded byte for byte");
+    const trace = await w.trace(String(got.headers["x-service-trace-id"]));
+    t.is(trace.status, "success");
+    t.is(trace.inputTokens, USAGE.inputTokens);
+    t.is(trace.outputTokens, USAGE.outputTokens);
+    t.false(trace.tokensEstimated);
+    t.is(trace.completion, TEXT);
+  });
+}
+
+test.serial("headers reach the client before the first event, and the first event before the provider sends the rest", async (t) => {
+  t.timeout(30_000, "the sidecar held back bytes the provider had sent");
+  const headersSeen = gate();
+  const firstSeen = gate();
+  ctl.handle(async (_req, res) => {
+    res.writeHead(200, sseHeaders("text/event-stream"));
+    res.flushHeaders();
+    await headersSeen.promise; // nothing more until the client has the headers
+    await write(res, 'data: {"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":"first"}}]}\n\n');
+    await firstSeen.promise; // the rest only once the client has the first event
+    await write(res, 'data: {"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"content":" second"},"finish_reason":"stop"}]}\n\n');
+    await write(res, 'data: {"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}\n\n');
+    await write(res, "data: [DONE]\n\n");
+    res.end();
+  });
+  const res = await fetch(`${exact.url}/v1/proxy/openai/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk", ...w.serviceHeaders(agentId) },
+    body: JSON.stringify({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+  t.is(res.status, 200);
+  headersSeen.open();
+  let firstAt = "";
+  const text = await readChunks(res, (soFar) => {
+    if (!firstAt && soFar.includes('"content":"first"')) {
+      firstAt = soFar;
+      firstSeen.open();
+    }
+  });
+  t.false(firstAt.includes("second"), "the first event arrived alone");
+  t.true(text.endsWith("data: [DONE]\n\n"));
+  const trace = await w.trace(res.headers.get("x-service-trace-id") ?? "");
+  t.is(trace.completion, "first second");
+  t.is(trace.inputTokens, 5);
+  t.is(trace.outputTokens, 2);
+});
+
+test.serial("a long silence before the first token is filled with SSE keep-alive comments, only between events", async (t) => {
+  t.timeout(30_000);
+  for (const p of ["openai", "google"] as const) {
+    const native = await capture(p);
+    const keepAliveSeen = gate();
+    ctl.handle(async (_req, res) => {
+      res.writeHead(200, sseHeaders(native.contentType));
+      res.flushHeaders();
+      await keepAliveSeen.promise; // the provider is "thinking"
+      const sep = p === "google" ? "\r\n\r\n" : "\n\n";
+      const half = native.bytes.indexOf(sep, Math.floor(native.bytes.length / 3)) + sep.length / 2; // after a data line, before the blank line ending its event
+      await write(res, native.bytes.subarray(0, half));
+      await sleep(350); // silence in the middle of an event: no comment may be inserted here
+      await write(res, native.bytes.subarray(half));
+      res.end();
+    });
+    const res = await fetch(`${ka.url}/v1/proxy/${p}${native.path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...native.headers, ...w.serviceHeaders(agentId) },
+      body: JSON.stringify(native.body),
+    });
+    const text = await readChunks(res, (soFar) => {
+      if (soFar.includes(": keep-alive")) keepAliveSeen.open();
+    });
+    const comment = p === "google" ? ": keep-alive\r\n\r\n" : ": keep-alive\n\n";
+    t.true(text.startsWith(comment), `${p}: the stream starts with keep-alive comments`);
+    const stripped = text.split(comment).join("");
+    t.is(stripped, native.bytes.toString("utf8"), `${p}: apart from whole comment events, the provider's bytes are unchanged`);
+    const trace = await w.trace(res.headers.get("x-service-trace-id") ?? "");
+    t.is(trace.status, "success");
+    t.is(trace.outputTokens, USAGE.outputTokens);
+  }
+});
+
+for (const p of PROVIDERS) {
+  test.serial(`${p}: its official SDK parses a stream that began with keep-alive comments`, async (t) => {
+    const native = await capture(p);
+    ctl.handle(async (_req, res) => {
+      res.writeHead(200, sseHeaders(native.contentType));
+      res.flushHeaders();
+      await sleep(450); // ≥ 3 keep-alive intervals of 100 ms
+      await write(res, native.bytes);
+      res.end();
+    });
+    const rec = recordingFetch();
+    const out = await DRIVERS[p].stream(sdkClients(ka.url, w.serviceHeaders(agentId), rec.fetch), false, "What is the weather in Paris?");
+    t.is(out.text, TEXT);
+  });
+}
+
+test.serial("a client that goes away mid-stream aborts the provider call; the trace is recorded with the partial answer", async (t) => {
+  t.timeout(30_000);
+  ctl.handle(async (_req, res) => {
+    res.writeHead(200, sseHeaders("text/event-stream; charset=utf-8"));
+    await write(res, 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-6","content":[],"usage":{"input_tokens":12,"output_tokens":1}}}\n\n');
+    await write(res, 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n');
+    await write(res, 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Partial answer"}}\n\n');
+    // …and then the provider keeps thinking; only the sidecar's abort ends this request.
+  });
+  const before = ctl.requests.length;
+  const abort = new AbortController();
+  const res = await fetch(`${exact.url}/v1/proxy/anthropic/v1/messages`, {
+    method: "POST",
+    signal: abort.signal,
+    headers: { "content-type": "application/json", "x-api-key": "sk-ant", "anthropic-version": "2023-06-01", ...w.serviceHeaders(agentId) },
+    body: JSON.stringify({ model: "claude-sonnet-4-6", max_tokens: 100, stream: true, messages: [{ role: "user", content: "Tell me a long story" }] }),
+  });
+  const traceId = res.headers.get("x-service-trace-id") ?? "";
+  await t.throwsAsync(
+    readChunks(res, (soFar) => {
+      if (soFar.includes("Partial answer")) abort.abort();
+    }),
+    { any: true },
+  );
+  await ctl.requests[before]!.aborted; // the sidecar closed its upstream connection
+  const trace = await w.trace(traceId);
+  t.is(trace.status, "error");
+  t.is(trace.errorCode, "client_closed");
+  t.true(trace.streamed);
+  t.is(trace.completion, "Partial answer");
+  t.true(trace.tokensEstimated, "no final usage arrived: tokens are counted locally and flagged");
+  t.true(trace.inputTokens > 0 && trace.outputTokens > 0);
+  t.true(trace.costUsd > 0, "the partial call is charged");
+});
+
+test.serial("a client that goes away while the provider is still thinking (JSON) aborts the provider call; the trace is recorded", async (t) => {
+  t.timeout(30_000);
+  const arrived = gate();
+  ctl.handle(() => {
+    arrived.open(); // never answers
+  });
+  const before = ctl.requests.length;
+  const abort = new AbortController();
+  const pending = fetch(`${exact.url}/v1/proxy/openai/v1/chat/completions`, {
+    method: "POST",
+    signal: abort.signal,
+    headers: { "content-type": "application/json", authorization: "Bearer sk", ...w.serviceHeaders(agentId) },
+    body: JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "slow question" }] }),
+  });
+  await arrived.promise;
+  abort.abort();
+  await t.throwsAsync(pending, { any: true });
+  await ctl.requests[before]!.aborted;
+  const trace = await eventually(async () => {
+    const r = await w.stack.api.get<{ data: { id: string; status: string }[] }>(`/v1/traces?agent_id=${agentId}&status=error&limit=5`);
+    for (const s of r.body.data) {
+      const full = await w.stack.cp.traces.get(w.stack.cp.tenantId, s.id);
+      if (full?.errorCode === "client_closed" && full.prompt === "slow question") return full;
+    }
+    return undefined;
+  });
+  t.is(trace.httpStatus, 499);
+  t.false(trace.streamed);
+});
+
+test.serial("a provider that drops the connection mid-stream: the SDK gets the provider's native error event, the trace has status error", async (t) => {
+  w.fakes.script({ text: "This answer will be cut short by the provider.", truncate: { afterEvents: 3, abrupt: true } });
+  const rec = recordingFetch();
+  const c = sdkClients(w.sidecar.url, w.serviceHeaders(agentId), rec.fetch);
+  const err = await t.throwsAsync(DRIVERS.openai.stream(c, false));
+  t.true(err instanceof OpenAI.APIError, String(err));
+  t.regex(err?.message ?? "", /stream interrupted/);
+  const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+  t.is(trace.status, "error");
+  t.is(trace.errorCode, "upstream_unavailable");
+  t.true(trace.tokensEstimated);
+});
+
+test.serial("a provider's own mid-stream error event is passed through and the trace has status error", async (t) => {
+  w.fakes.script({ text: "Half an answer before the provider fails.", streamError: { afterEvents: 4, message: "Overloaded" } });
+  const rec = recordingFetch();
+  const c = sdkClients(w.sidecar.url, w.serviceHeaders(agentId), rec.fetch);
+  const err = await t.throwsAsync(DRIVERS.anthropic.stream(c, false));
+  t.true(err instanceof Anthropic.APIError, String(err));
+  t.regex(err?.message ?? "", /Overloaded/);
+  const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+  t.is(trace.status, "error");
+  t.is(trace.errorCode, "upstream_stream_error");
+});
+
+test.serial("an OpenAI stream without include_usage is counted locally and flagged tokens_estimated", async (t) => {
+  w.fakes.script({ text: "No usage in this stream." });
+  const res = await rawRequest(w.proxyUrl("openai", "/v1/chat/completions"), {
+    headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) },
+    body: { model: "gpt-4o", stream: true, messages: [{ role: "user", content: "count my tokens please" }] },
+  });
+  t.is(res.status, 200);
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.true(trace.tokensEstimated);
+  t.is(trace.inputTokens, estimateTokens("count my tokens please"));
+  t.is(trace.outputTokens, estimateTokens("No usage in this stream."));
+  t.is(trace.status, "success");
+});
+
+test.serial("Gemini's JSON-array stream (streamGenerateContent without alt=sse) is relayed as it comes and its usage read", async (t) => {
+  w.fakes.script({ text: "Array streaming mode.", usage: { inputTokens: 19, outputTokens: 6 } });
+  const res = await rawCall(w.proxyUrl("google", "/v1beta/models/gemini-2.5-flash:streamGenerateContent"), {
+    headers: { "x-goog-api-key": "g", ...w.serviceHeaders(agentId) },
+    body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
+  });
+  t.is(res.status, 200);
+  const elements = JSON.parse(res.text) as { candidates: { content: { parts: { text: string }[] } }[] }[];
+  t.is(elements.map((e) => e.candidates[0]?.content.parts[0]?.text ?? "").join(""), "Array streaming mode.");
+  t.is(res.headers.trailer, "X-Service-Cost");
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.true(trace.streamed);
+  t.is(trace.inputTokens, 19);
+  t.is(trace.outputTokens, 6);
+  t.is(String(res.trailers["x-service-cost"]), String(trace.costUsd));
+});
+
+test.serial("the credential header of each provider is forwarded as it came (no translation)", async (t) => {
+  for (const p of PROVIDERS) {
+    const req = nativeRequest(p);
+    const headers = { ...req.headers, ...w.serviceHeaders(agentId) };
+    const before = w.fakes.requests.length;
+    const res = await rawRequest(w.proxyUrl(p, req.path), { headers, body: req.body });
+    t.is(res.status, 200, `${p}: ${res.text}`);
+    const sent = w.fakes.requests[before]!;
+    // nativeRequest uses x-api-key (Anthropic) and x-goog-api-key (Gemini): each arrives as sent, nothing is added
+    for (const [k, v] of Object.entries(req.headers)) t.is(sent.headers[k], v, `${p}: ${k}`);
+    for (const other of ["authorization", "x-api-key", "x-goog-api-key"]) if (!(other in req.headers)) t.false(other in sent.headers, `${p}: ${other}`);
+  }
+});
