@@ -29,6 +29,7 @@ import { seededRandom, traceId } from "../control-plane/src/stores/clickhouse/te
 
 const { values: args } = parseArgs({
   options: {
+    // 1M by default: 10M takes about 30 minutes to load on a 2-core machine.
     rows: { type: "string", default: "1000000" },
     batch: { type: "string", default: "5000" },
     samples: { type: "string", default: "30" },
@@ -305,6 +306,9 @@ async function main(): Promise<void> {
       "Query timings start right after the load, while the engine may still merge parts in the background.",
       "Every read deduplicates with FINAL; percentiles are quantileExact.",
       "Keyset and offset pages search growing time windows from the newest end, so a page does not scan the whole range.",
+      "Default --rows is 1,000,000: loading 10,000,000 takes about 30 minutes on this 2-core machine (generation about 8 min, inserts about 20 min).",
+      "Insert throughput falls as the table grows (chDB 10M: about 20k/s at first, about 5k/s near the end) because background merges share the 2 cores with inserts of 5000-row parts.",
+      "At 10M rows most of the stats latency is the scan itself: on a settled 2M-row table, FINAL added no measurable time to the 30-day stats query on chDB.",
     ],
   };
   mkdirSync(join(import.meta.dirname, "results"), { recursive: true });

@@ -15,8 +15,9 @@ const app = join(work, "app");
 // npm run by `npm test` exports npm_* variables (local prefix, workspace…) that must not steer these
 // commands towards the repository: each runs with a clean environment, offline, with a time limit.
 const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith("npm_")));
-const npm = (args: string[], cwd: string) =>
-  execFileSync("npm", args, { cwd, encoding: "utf8", stdio: "pipe", timeout: 120_000, env: { ...cleanEnv, npm_config_update_notifier: "false", npm_config_offline: "true" } });
+import { appendFileSync } from "node:fs";
+const dbg = (m: string) => appendFileSync("/tmp/w8/dbg2.log", `${new Date().toISOString()} ${m}\n`);
+const npm = (args: string[], cwd: string) => { dbg(`npm ${args.join(" ")}`); return execFileSync("npm", args, { cwd, encoding: "utf8", stdio: "pipe", timeout: 120_000, env: { ...cleanEnv, npm_config_update_notifier: "false", npm_config_offline: "true" } }); };
 
 let stack: Stack;
 let files: string[] = [];
@@ -30,7 +31,9 @@ test.before(async () => {
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "sdk-consumer", private: true, type: "module" }));
   const tarballs = readdirSync(work).filter((f) => f.endsWith(".tgz")).map((f) => join(work, f));
   npm(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock", ...tarballs], app);
+  dbg("installed");
   stack = await startStack();
+  dbg("stack");
 });
 test.after.always(async () => {
   await stack?.stop();
