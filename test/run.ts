@@ -28,6 +28,7 @@ if (!onlyAva) {
   step("type-check", "npx", ["tsc", "-p", "tsconfig.json", "--noEmit"]);
   step("lint", "npx", ["eslint", "."]);
   step("generated protobuf code is current", "node", ["--import", "tsx", "proto/scripts/check-generated.ts"]);
+  step("generated SDK code is current", "node", ["--import", "tsx", "sdk/scripts/generate.ts", "--check"]);
 }
 
 const env: NodeJS.ProcessEnv = { ...process.env };

@@ -12,7 +12,7 @@ import { createRestApp } from "./http/app.js";
 import { startGrpcServer, type GrpcServer } from "./grpc/server.js";
 import { SyncHub } from "./sync/hub.js";
 import { IngestWriter } from "./ingest/writer.js";
-import { makeAfterInsert } from "./ingest/after-insert.js";
+import { makeAfterInsert, pruneTraceReceipts } from "./ingest/after-insert.js";
 import { ensureBootstrap } from "./tenants/provision.js";
 import { closeHttpServer, createControlPlaneOps, createServiceLogger, meterStoredTraces, type ControlPlaneOps } from "./observability/index.js";
 
@@ -74,7 +74,7 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   const hub = new SyncHub(databaseUrl, (e) => log.warn({ err: e }, "sync listener error"));
   await hub.start();
   const ops = createControlPlaneOps();
-  const writer = new IngestWriter(traces, meterStoredTraces(ops.metrics, makeAfterInsert(db, traces, (t) => hub.bump(t))));
+  const writer = new IngestWriter(traces, meterStoredTraces(ops.metrics, makeAfterInsert(db, traces, (t) => hub.bump(t))), { log });
   const grpc: GrpcServer = await startGrpcServer({ host: config.HOST, port: config.GRPC_PORT, db, hub, writer, traces, ops });
 
   const { app } = createRestApp({ db, traces, config, log, ops });
@@ -85,10 +85,15 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   });
   const addr = server.address();
   const restPort = typeof addr === "object" && addr ? addr.port : config.PORT;
-  const retention = setInterval(() => {
+  const enforceRetention = () => {
     traces.dropExpiredPartitions(new Date()).catch((e: unknown) => log.warn({ err: e }, "retention failed"));
-  }, 3600_000);
+    pruneTraceReceipts(db).catch((e: unknown) => log.warn({ err: e }, "pruning trace receipts failed"));
+  };
+  const retention = setInterval(enforceRetention, 3600_000);
   retention.unref();
+  // Also once at start, so that a control plane restarted more often than hourly still enforces it.
+  const firstRetention = setTimeout(enforceRetention, 5_000);
+  firstRetention.unref();
 
   log.info({ rest: restPort, grpc: grpc.port }, "control plane listening");
   let stopped = false;
@@ -108,6 +113,7 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
       if (stopped) return;
       stopped = true;
       clearInterval(retention);
+      clearTimeout(firstRetention);
       const t0 = Date.now();
       ops.lifecycle.startDraining();
       const drainLeft = config.SHUTDOWN_DRAIN_MS - ops.lifecycle.drainingForMs();

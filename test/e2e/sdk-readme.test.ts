@@ -1,7 +1,8 @@
 // Every ```ts block of sdk/README.md is type-checked (tsc, strict) and run against a live control plane
 // and sidecar (official provider SDKs pointed at the fake providers), so the documented usage works.
 import test from "ava";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -56,7 +57,7 @@ test.serial("the README has examples", (t) => {
   t.true(blocks.length >= 6);
 });
 
-test.serial("every example type-checks", (t) => {
+test.serial("every example type-checks", async (t) => {
   writeFileSync(
     join(dir, "tsconfig.json"),
     JSON.stringify({
@@ -65,7 +66,7 @@ test.serial("every example type-checks", (t) => {
     }),
   );
   try {
-    execFileSync(process.execPath, [join(repo, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")], { encoding: "utf8", stdio: "pipe" });
+    await promisify(execFile)(process.execPath, [join(repo, "node_modules", "typescript", "bin", "tsc"), "-p", join(dir, "tsconfig.json")], { encoding: "utf8" });
     t.pass();
   } catch (e) {
     t.fail(`README examples do not type-check:\n${(e as { stdout?: string }).stdout ?? String(e)}`);

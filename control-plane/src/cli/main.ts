@@ -1,7 +1,7 @@
 // agentgov CLI: start | control-plane | sidecar | migrate | keys create | tenants create.
 // Commands print their JSON result as the only line on stdout; logs go to stderr.
 import { loadControlPlaneConfig } from "../config/env.js";
-import { startControlPlane, type ControlPlane } from "../main.js";
+import type { ControlPlane } from "../main.js";
 import { flags, required } from "./args.js";
 import { withDatabase } from "./database.js";
 import { migrate } from "../stores/postgres/migrate.js";
@@ -70,6 +70,7 @@ async function main(argv: string[]): Promise<void> {
     case "start": {
       const t0 = Date.now();
       const config = loadControlPlaneConfig(env);
+      const { startControlPlane } = await import("../main.js");
       const cp: ControlPlane = await startControlPlane(config);
       const adminUser = await cp.db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 AND role = 'admin' ORDER BY created_at LIMIT 1", [cp.tenantId]);
       const sidecarKey = env.SIDECAR_KEY || (await ensureLocalSidecarKey(cp.db, config.DATA_DIR, cp.tenantId, adminUser.rows[0]!.id));
@@ -100,6 +101,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "control-plane": {
+      const { startControlPlane } = await import("../main.js");
       const cp = await startControlPlane(loadControlPlaneConfig(env));
       out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
       onSignals(() => cp.stop(), hardDeadline(env, 1));

@@ -1,35 +1,115 @@
-// Ingest.Upload: sidecars stream batches of traces; each batch is acknowledged once stored.
-// Traces of another tenant or of unknown agents are rejected for good (the sidecar drops them).
+// Ingest.Upload: sidecars stream batches of traces; each batch is acknowledged once stored (and counted).
+// Traces of another tenant, of unknown agents or that break the Trace contract are rejected for good
+// (the sidecar drops them). A stream works on up to MAX_IN_FLIGHT batches at once (the sidecar sends
+// up to 8 before waiting), answering them in order; when the writer is full, the stream stops
+// reading, so back-pressure reaches the sidecar through HTTP/2 flow control.
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
-import { RejectedTraceSchema, UploadResponseSchema, type Trace, type UploadRequest, type UploadResponse } from "@agentgov/proto";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { RejectedTraceSchema, UploadResponseSchema, type RejectedTrace, type Trace, type UploadRequest, type UploadResponse } from "@agentgov/proto";
 import type { Db } from "../stores/postgres/db.js";
-import type { IngestWriter } from "../ingest/writer.js";
+import { IngestWriteError, type IngestWriter } from "../ingest/writer.js";
 import { authenticateSidecar } from "./auth.js";
 
-const TRACE_ID = /^trc_[0-9A-Z]{26}$/;
+const TRACE_ID = /^trc_[0-9A-HJKMNP-TV-Z]{26}$/;
+const STATUSES = new Set(["success", "error", "blocked"]);
+/** The last millisecond a ClickHouse DateTime (UInt32 seconds) holds. */
+const MAX_TIMESTAMP_MS = 4_294_967_295_999n;
+/** Batches of one stream being stored at once. */
+export const MAX_IN_FLIGHT = 16;
+
+/** Why a trace cannot be stored for this tenant, or undefined when it can. */
+function refusal(t: Trace, tenantId: string, knownAgents: ReadonlySet<string>): string | undefined {
+  if (t.tenantId !== tenantId) return "trace belongs to another tenant";
+  if (!TRACE_ID.test(t.id)) return "invalid trace id";
+  if (!knownAgents.has(t.agentId)) return "unknown agent";
+  if (!STATUSES.has(t.status)) return `invalid status ${JSON.stringify(t.status.slice(0, 40))}`;
+  if (t.timestampMs < 0n || t.timestampMs > MAX_TIMESTAMP_MS) return "timestamp_ms out of range";
+  return undefined;
+}
+
+function streamError(e: unknown): unknown {
+  if (e instanceof IngestWriteError) return new ConnectError(e.message, e.reason === "closing" ? Code.Unavailable : Code.Canceled);
+  return e;
+}
 
 export function ingestHandlers(db: Db, writer: IngestWriter) {
   return {
     async *upload(requests: AsyncIterable<UploadRequest>, ctx: HandlerContext): AsyncGenerator<UploadResponse> {
       const { tenantId } = await authenticateSidecar(db, ctx);
       const knownAgents = new Set<string>();
-      for await (const req of requests) {
-        const accepted: Trace[] = [];
-        const rejected = [];
-        const unknown = [...new Set(req.traces.map((t) => t.agentId).filter((a) => !knownAgents.has(a)))];
+
+      const store = async (req: UploadRequest): Promise<UploadResponse> => {
+        const unknown = [...new Set(req.traces.map((t) => t.agentId).filter((a) => a && !knownAgents.has(a)))];
         if (unknown.length > 0) {
           const r = await db.query<{ id: string }>("SELECT id FROM agents WHERE tenant_id = $1 AND id = ANY($2)", [tenantId, unknown]);
           for (const row of r.rows) knownAgents.add(row.id);
         }
+        const accepted: Trace[] = [];
+        const rejected: RejectedTrace[] = [];
         for (const t of req.traces) {
-          if (t.tenantId !== tenantId) rejected.push(create(RejectedTraceSchema, { traceId: t.id, reason: "trace belongs to another tenant" }));
-          else if (!TRACE_ID.test(t.id)) rejected.push(create(RejectedTraceSchema, { traceId: t.id, reason: "invalid trace id" }));
-          else if (!knownAgents.has(t.agentId)) rejected.push(create(RejectedTraceSchema, { traceId: t.id, reason: "unknown agent" }));
+          const why = refusal(t, tenantId, knownAgents);
+          if (why) rejected.push(create(RejectedTraceSchema, { traceId: t.id, reason: why }));
           else accepted.push(t);
         }
-        await writer.write(accepted);
-        yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: accepted.map((t) => t.id), rejected });
+        const refused = await writer.write(accepted, ctx.signal);
+        for (const [traceId, reason] of refused) rejected.push(create(RejectedTraceSchema, { traceId, reason }));
+        return create(UploadResponseSchema, {
+          batchId: req.batchId,
+          ackedTraceIds: accepted.filter((t) => !refused.has(t.id)).map((t) => t.id),
+          rejected,
+        });
+      };
+
+      // Reader: takes requests while fewer than MAX_IN_FLIGHT are being stored.
+      const inFlight: Promise<UploadResponse>[] = [];
+      let readerDone = false;
+      let stopped = false;
+      let readerError: unknown;
+      let wakeWriter: (() => void) | undefined;
+      let wakeReader: (() => void) | undefined;
+      const poke = (w: (() => void) | undefined) => w?.();
+      void (async () => {
+        try {
+          for await (const req of requests) {
+            while (inFlight.length >= MAX_IN_FLIGHT && !stopped) await new Promise<void>((r) => (wakeReader = r));
+            if (stopped) break;
+            const p = store(req);
+            p.catch(() => undefined); // awaited below, in order; this only keeps it from being "unhandled"
+            inFlight.push(p);
+            poke(wakeWriter);
+          }
+        } catch (e) {
+          readerError = e;
+        } finally {
+          readerDone = true;
+          poke(wakeWriter);
+        }
+      })();
+
+      try {
+        for (;;) {
+          const head = inFlight[0];
+          if (head) {
+            let res: UploadResponse;
+            try {
+              res = await head;
+            } catch (e) {
+              throw streamError(e);
+            }
+            inFlight.shift();
+            poke(wakeReader);
+            yield res;
+            continue;
+          }
+          if (readerDone) {
+            if (readerError !== undefined) throw readerError;
+            return;
+          }
+          await new Promise<void>((r) => (wakeWriter = r));
+        }
+      } finally {
+        stopped = true;
+        poke(wakeReader);
       }
     },
   };

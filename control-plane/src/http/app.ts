@@ -13,6 +13,7 @@ import { registerAgentRoutesA } from "./routes/v1/agents.js";
 import { registerTraceRoutesA } from "./routes/v1/traces.js";
 import { registerPolicyRoutesA } from "./routes/v1/policies.js";
 import { registerAgentRoutesB } from "./routes/api/agents.js";
+import { registerTraceRoutesB } from "./routes/api/traces.js";
 import { registerKeyRoutes } from "./routes/api/keys.js";
 import { registerTeamRoutes } from "./routes/api/teams.js";
 import { registerUserRoutes } from "./routes/api/users.js";
@@ -33,6 +34,7 @@ export function createRestApp(deps: Deps): RestApp {
   registerTraceRoutesA(router, registry, deps);
   registerPolicyRoutesA(router, registry, deps);
   registerAgentRoutesB(router, registry, deps);
+  registerTraceRoutesB(router, registry, deps);
   registerKeyRoutes(router, registry, deps);
   registerTeamRoutes(router, registry, deps);
   registerUserRoutes(router, registry, deps);

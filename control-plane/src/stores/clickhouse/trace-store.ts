@@ -4,7 +4,6 @@
 
 import { join } from "node:path";
 import type { Trace } from "@agentgov/proto";
-import { ChdbEngine } from "./engine-chdb.js";
 import { ServerEngine } from "./engine-server.js";
 import { type EngineRow, parseEngineVersion, type SqlEngine } from "./engine.js";
 import { TraceStoreError } from "./errors.js";
@@ -113,7 +112,8 @@ export async function openTraceStore(o: TraceStoreOptions): Promise<TraceStore> 
   }
   const engine: SqlEngine = o.url
     ? new ServerEngine({ url: o.url, user: o.user, password: o.password })
-    : await ChdbEngine.open(join(o.dataDir, "chdb"));
+    : // chDB is loaded only when used: it is an optional dependency, left out of server deployments.
+      await (await import("./engine-chdb.js")).ChdbEngine.open(join(o.dataDir, "chdb"));
   try {
     const rows = await engine.query(sql`SELECT version() AS v`);
     const version = parseEngineVersion(str(rows[0]?.["v"]));
