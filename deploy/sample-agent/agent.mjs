@@ -98,7 +98,7 @@ async function main() {
   const agentId = await registerAgent();
   log({ agentId, name });
   await waitFor("sidecar", async () => (await fetch(`${sidecar}/readyz`)).ok);
-  for (let i = 0; iterations === 0 || i < iterations; i++) {
+  for (let i = 0, unknown = 0; iterations === 0 || i < iterations; i++) {
     const content = prompts[i % prompts.length];
     const started = Date.now();
     const res = await fetch(`${sidecar}/v1/proxy/openai/chat/completions`, {
@@ -113,6 +113,13 @@ async function main() {
       body: JSON.stringify({ model, messages: [{ role: "user", content }] }),
     }).catch((e) => ({ status: 0, headers: new Headers(), json: async () => ({ error: String(e) }) }));
     const body = await res.json().catch(() => undefined);
+    // A freshly registered agent reaches the sidecar through Sync a moment later.
+    if (res.status === 404 && body?.error?.code === "not_found" && unknown++ < 20) {
+      log({ waiting: "the sidecar to learn about the agent" });
+      await new Promise((r) => setTimeout(r, 500));
+      i--;
+      continue;
+    }
     log({
       status: res.status,
       ms: Date.now() - started,

@@ -154,7 +154,7 @@ test("sidecar: a native sidecar in the agent's pod, with a valid configuration, 
   const url = new URL(config.CONTROL_PLANE_GRPC_URL);
   const service = ofKind("Service").find((s) => s.metadata.name === "agentgov-control-plane")!;
   t.is(url.hostname.split(".").slice(0, 2).join("."), `${service.metadata.name}.${service.metadata.namespace}`);
-  t.is(Number(url.port), service.spec.ports.find((p) => p.name === "grpc")?.port);
+  t.is(Number(url.port), service.spec.ports.find((p) => p.name === "grpc")?.port ?? -1);
   const grace = agentDeployment!.spec.template.spec.terminationGracePeriodSeconds ?? 30;
   t.true(grace * 1000 > config.SHUTDOWN_DRAIN_MS + config.SHUTDOWN_TIMEOUT_MS + 5000);
   t.is(sidecarContainer!.volumeMounts?.find((m) => m.mountPath === config.DATA_DIR)?.name, "agentgov-data", "the spool is on a volume");

@@ -3,8 +3,8 @@
 // shared one is untouched), points a control plane at it, streams traces into Ingest.Upload like a
 // sidecar (unacknowledged traces are kept and resent), stops the server in the middle of the stream,
 // keeps producing, starts the server again, and then finds every trace exactly once — in the list's
-// exact total, in count() and in a full walk of the ids. No batch sent while the server was down is
-// acknowledged before it is back.
+// exact total, in count(), in a full walk of the ids and in the tool counts. Nothing is acknowledged
+// while the server is down (the uploader, like a sidecar, then stops at its in-flight limit).
 import test from "ava";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -104,27 +104,42 @@ run("every trace is stored exactly once across a ClickHouse server outage during
     all.push(...batch);
     uploader.push(batch);
   };
+  let producingDone = false;
   const producing = (async () => {
-    for (let round = 0; round < 60; round++) {
+    while (!producingDone) {
       produce(100);
       await sleep(100);
     }
   })();
+  let downAt = 0;
+  let restartAt = 0;
   try {
     await sleep(1500);
     t.true(uploader.acked.size > 0, "traces are acknowledged before the outage");
+    const stopAt = Date.now();
     await server.stop();
-    const downAt = Date.now();
+    downAt = Date.now();
     await sleep(3000); // producing goes on; the control plane cannot store anything
-    const restartAt = Date.now();
+    restartAt = Date.now();
     server.start();
+    t.log(`server stop took ${downAt - stopAt} ms, start ${Date.now() - restartAt} ms`);
+    await sleep(1000);
+    producingDone = true;
     await producing;
     await uploader.settled(180_000);
   } finally {
+    producingDone = true;
     await producing;
     await uploader.stop();
   }
-  t.is(all.length, 6000);
+  t.true(all.length >= 3000);
+  // Batches caught by the outage waited for the server; none was acknowledged while it was down
+  // (a second's grace after the stop for a batch stored just before it).
+  t.log(`stream failures ${uploader.streamFailures}; batches ${uploader.records.length}; down ${downAt} restart ${restartAt}`);
+  const waited = uploader.records.filter((r) => r.sentAtMs < restartAt && (r.ackAtMs ?? 0) > restartAt);
+  t.true(waited.length > 0, "some batches waited through the outage");
+  const ackedWhileDown = uploader.records.filter((r) => r.ackAtMs !== undefined && r.ackAtMs > downAt + 1000 && r.ackAtMs < restartAt);
+  t.deepEqual(ackedWhileDown, [], "nothing acknowledged while the server was down");
   t.is(uploader.rejected.size, 0);
   t.is(uploader.acked.size, all.length);
 
@@ -141,11 +156,4 @@ run("every trace is stored exactly once across a ClickHouse server outage during
   t.deepEqual([...seen].sort(), all.map((x) => x.id).sort(), "every trace listed");
   const tools = await s.api.get<{ data: { toolName: string; callCount: number }[] }>(`/api/agents/${agentId}/tools`);
   t.deepEqual(tools.body.data.map((x) => [x.toolName, x.callCount]), [["search", all.length / 10]], "tool calls counted once");
-});
-
-// The assertion about acknowledgements during the outage needs the timestamps recorded above; it is
-// kept in the same test run through this hook so that a failure names it separately.
-run("no batch sent while the server was down was acknowledged before the server was started again", (t) => {
-  // Checked inside the outage test's timeline: see recordOutageWindow below.
-  t.pass();
 });

@@ -70,6 +70,8 @@ const ContainerSecurityContext = z
   })
   .strict();
 
+const ResourceList = z.object({ cpu: quantity.optional(), memory: quantity.optional(), "ephemeral-storage": quantity.optional() }).strict();
+
 export const Container = z
   .object({
     name: dns1123Label,
@@ -83,10 +85,7 @@ export const Container = z
     startupProbe: Probe.optional(),
     livenessProbe: Probe.optional(),
     readinessProbe: Probe.optional(),
-    resources: z
-      .object({ requests: z.record(z.enum(["cpu", "memory", "ephemeral-storage"]), quantity).optional(), limits: z.record(z.enum(["cpu", "memory", "ephemeral-storage"]), quantity).optional() })
-      .strict()
-      .optional(),
+    resources: z.object({ requests: ResourceList.optional(), limits: ResourceList.optional() }).strict().optional(),
     securityContext: ContainerSecurityContext.optional(),
     volumeMounts: z.array(z.object({ name: dns1123Label, mountPath: z.string().startsWith("/"), readOnly: z.boolean().optional(), subPath: z.string().optional() }).strict()).optional(),
     /** Only on init containers: "Always" makes a native sidecar (Kubernetes ≥ 1.29). */
