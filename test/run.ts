@@ -1,7 +1,7 @@
 // `npm test`: static checks (types, lint, generated code), then the ava suite against real services.
 // Services: DATABASE_URL / CLICKHOUSE_URL when set; else embedded Postgres started here for the run
 // (each test file creates its own database in it) and chDB in each test process.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ function step(name: string, cmd: string, cmdArgs: string[], env: NodeJS.ProcessE
   const r = spawnSync(cmd, cmdArgs, { stdio: "inherit", env });
   if (r.status !== 0) {
     process.stdout.write(`✖ ${name} failed (exit ${r.status})\n`);
-    process.exit(r.status ?? 1);
+    process.exit(status);
   }
   process.stdout.write(`✔ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)\n`);
 }
@@ -48,8 +48,28 @@ if (!env.TEST_DATABASE_URL) {
 process.stdout.write(`ClickHouse engines under test: chdb${env.CLICKHOUSE_URL ? ` + server ${env.CLICKHOUSE_URL}` : ""}\n`);
 
 const t = Date.now();
-const r = spawnSync("npx", ["ava", ...avaArgs], { stdio: "inherit", env });
+// ava's output is passed through as it comes; its summary is read to print one plain closing line.
+const counts = { passed: 0, failed: 0, skipped: 0 };
+const status = await new Promise<number>((resolve) => {
+  const child = spawn("npx", ["ava", ...avaArgs], { stdio: ["ignore", "pipe", "pipe"], env });
+  const scan = (chunk: Buffer, out: NodeJS.WriteStream) => {
+    out.write(chunk);
+    for (const line of chunk.toString("utf8").split("\n")) {
+      const m = /^\s*(\d+) (?:tests?|known failures?|uncaught exceptions?|unhandled rejections?) (passed|failed|skipped|todo)?/.exec(line);
+      if (!m) continue;
+      const n = Number(m[1]);
+      if (/passed/.test(line)) counts.passed = n;
+      else if (/failed|uncaught|unhandled/.test(line)) counts.failed += n;
+      else if (/skipped|todo/.test(line)) counts.skipped += n;
+    }
+  };
+  child.stdout.on("data", (c: Buffer) => scan(c, process.stdout));
+  child.stderr.on("data", (c: Buffer) => scan(c, process.stderr));
+  child.on("close", (code) => resolve(code ?? 1));
+});
+if (status !== 0 && counts.failed === 0) counts.failed = 1;
 process.stdout.write(`ava finished in ${((Date.now() - t) / 1000).toFixed(1)} s; whole run ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.stdout.write(`${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ""}\n`);
 await stopPg?.();
 if (pgDir) rmSync(pgDir, { recursive: true, force: true });
-process.exit(r.status ?? 1);
+process.exit(status);
