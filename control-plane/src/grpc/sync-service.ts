@@ -7,7 +7,7 @@
 // transaction commits after a later-numbered one is never skipped, and V is always safe to resume from.
 // Versions strictly increase from one delta to the next.
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { HeartbeatSchema, WatchResponseSchema, type Delta, type WatchRequest, type WatchResponse } from "@agentgov/proto";
 import type { ChangeRow } from "../stores/postgres/sync-changes.js";
 import type { Db } from "../stores/postgres/db.js";
@@ -51,7 +51,7 @@ export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: num
   };
   return {
     async *watch(req: WatchRequest, ctx: HandlerContext): AsyncGenerator<WatchResponse> {
-      const { tenantId } = await authenticateSidecar(db, ctx);
+      const { tenantId, keyId } = await authenticateSidecar(db, ctx);
       let seen = hub.counter(tenantId);
       let upTo = await settled.next();
       const from = Number(req.resumeFromVersion);
@@ -73,6 +73,9 @@ export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: num
             version = full ? changes[changes.length - 1]!.version : upTo;
             yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
             lastSent = Date.now();
+            // The sidecar's own key was deleted (or its user deactivated): end the stream now rather
+            // than at the next reconnect; the sidecar keeps retrying and is refused until it has a valid key.
+            if (delta.removedKeyIds.includes(keyId)) throw new ConnectError("this sidecar's key was revoked", Code.Unauthenticated);
             if (full) continue;
           }
           version = upTo;
