@@ -118,3 +118,18 @@ test("Ingest.Upload: acks after storing; a trace sent twice is stored once; othe
   t.deepEqual(list.body.data.map((x) => x.id), [trace.id]);
   t.is(list.body.data[0]!.input_tokens, 12);
 });
+
+test("Sync.Watch ends with UNAUTHENTICATED when the sidecar's own key is deleted", async (t) => {
+  const k = await stack.api.post<{ data: { id: string; key: string } }>("/api/keys", { name: "doomed sidecar", scope: "ingest" });
+  const call = client.Watch(create(WatchRequestSchema, {}), md(k.body.data.key)) as grpc.ClientReadableStream<WatchResponse>;
+  const messages: WatchResponse[] = [];
+  const ended = new Promise<grpc.ServiceError>((resolve) => {
+    call.on("data", (m: WatchResponse) => messages.push(m));
+    call.on("error", resolve);
+  });
+  await eventually(async () => messages.length > 0);
+  t.is((await stack.api.call("DELETE", `/api/keys/${k.body.data.id}`)).status, 200);
+  const err = await ended;
+  t.is(err.code, grpc.status.UNAUTHENTICATED);
+  t.true(messages.some((m) => m.kind.case === "delta" && m.kind.value.removedKeyIds.includes(k.body.data.id)));
+});
