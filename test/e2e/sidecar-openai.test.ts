@@ -116,3 +116,18 @@ test.serial("sidecar refusals: bad key 401, unknown agent 404, unknown provider 
   const unknownProvider = await fetch(`${base}/acme/chat/completions`, { method: "POST", body, headers: { "content-type": "application/json", "x-service-key": stack.adminKey, "x-service-agent": agentId } });
   t.is(unknownProvider.status, 404);
 });
+
+test.serial("a key used only at the sidecar shows its use in lastUsedAt (rotation can be confirmed)", async (t) => {
+  const k = await stack.api.post<{ data: { id: string; key: string } }>("/api/keys", { name: "agent proxy key", scope: "ingest" });
+  const before = await stack.api.get<{ data: { id: string; lastUsedAt: string | null }[] }>("/api/keys?limit=500");
+  t.is(before.body.data.find((x) => x.id === k.body.data.id)?.lastUsedAt, null);
+  await eventually(async () => sidecar.state().keysByHash.size > 0 && [...sidecar.state().keysByHash.values()].some((x) => x.id === k.body.data.id));
+  fakes.script({ text: "ok", usage: { inputTokens: 3, outputTokens: 1 } });
+  const c = new OpenAI({ apiKey: "sk-x", baseURL: `${sidecar.url}/v1/proxy/openai/v1`, defaultHeaders: { "X-Service-Key": k.body.data.key, "X-Service-Agent": agentId }, maxRetries: 0 });
+  await c.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] });
+  const used = await eventually(async () => {
+    const r = await stack.api.get<{ data: { id: string; lastUsedAt: string | null }[] }>("/api/keys?limit=500");
+    return r.body.data.find((x) => x.id === k.body.data.id)?.lastUsedAt ?? undefined;
+  });
+  t.true(Date.parse(used) > Date.now() - 60_000);
+});

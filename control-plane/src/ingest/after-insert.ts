@@ -22,6 +22,7 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
     }
     for (const [tenantId, byId] of byTenant) {
       const list = [...byId.values()];
+      await touchProxyKeys(db, tenantId, list);
       // Only traces with tool calls need a receipt: the others add nothing to count.
       const withTools = list.filter((t) => t.toolCalls.length > 0);
       if (withTools.length > 0) await countTools(db, tenantId, withTools);
@@ -83,4 +84,19 @@ async function countTools(db: Db, tenantId: string, list: Trace[]): Promise<void
 export async function pruneTraceReceipts(db: Db): Promise<number> {
   const r = await db.query(`DELETE FROM trace_receipts WHERE received_at < now() - make_interval(days => $1)`, [RECEIPT_RETENTION_DAYS]);
   return r.rowCount ?? 0;
+}
+
+/**
+ * Keys used only at a sidecar (X-Service-Key) show their use through the traces they made: lastUsedAt
+ * moves to the newest trace time, at most once a minute per key (DESIGN.md §3, key rotation).
+ */
+async function touchProxyKeys(db: Db, tenantId: string, list: Trace[]): Promise<void> {
+  const newest = new Map<string, number>();
+  for (const t of list) if (t.keyId) newest.set(t.keyId, Math.max(newest.get(t.keyId) ?? 0, Number(t.timestampMs)));
+  if (newest.size === 0) return;
+  await db.query(
+    `UPDATE api_keys k SET last_used_at = u.ts FROM unnest($2::text[], $3::timestamptz[]) AS u(id, ts)
+      WHERE k.id = u.id AND k.tenant_id = $1 AND (k.last_used_at IS NULL OR k.last_used_at < u.ts - interval '1 minute')`,
+    [tenantId, [...newest.keys()], [...newest.values()].map((ms) => new Date(ms))],
+  );
 }

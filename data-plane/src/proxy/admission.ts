@@ -14,6 +14,8 @@ import type { ProxyRoute } from "./route.js";
 export interface Admission {
   state: GovernanceState;
   agent: Agent;
+  /** Id of the X-Service-Key used (recorded on the trace so the key's lastUsedAt moves). */
+  keyId: string;
   adapter: ProviderAdapter;
   target: UpstreamTarget;
   /** The request body exactly as received. */
@@ -59,5 +61,5 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
     throw e;
   }
   if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not a chat endpoint this proxy governs (see README: proxy paths)`);
-  return { state, agent, adapter, target, bodyBytes, body };
+  return { state, agent, keyId: keyRow.id, adapter, target, bodyBytes, body };
 }

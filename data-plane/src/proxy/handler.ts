@@ -111,6 +111,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       provider: adapter.name,
       model,
       requestId,
+      keyId: admission.keyId,
       receivedAtMs,
       streamed: target.stream,
       status: "success",

@@ -20,6 +20,8 @@ export interface TraceDraft {
   provider: string;
   model: string;
   requestId: string;
+  /** The X-Service-Key's id (its lastUsedAt moves when the trace is ingested). */
+  keyId?: string;
   receivedAtMs: number;
   streamed: boolean;
   status: "success" | "error" | "blocked";
@@ -57,6 +59,7 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
     status: d.status,
     timestampMs: BigInt(d.receivedAtMs),
     requestId: d.requestId,
+    keyId: d.keyId ?? "",
     httpStatus: d.httpStatus,
     errorCode: d.errorCode,
     inputTokens: d.usage.inputTokens,
