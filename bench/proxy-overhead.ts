@@ -162,7 +162,8 @@ async function runSidecar(): Promise<void> {
       process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats() });
       if (m.resetPeak) maxRss = mem.rss;
     } else if (m.type === "stop") {
-      void sc.stop().then(() => process.exit(0));
+      // bounded: the measurements are done, the spool only needs to be closed cleanly
+      void Promise.race([sc.stop(), sleep(8000)]).finally(() => process.exit(0));
     }
   });
   process.send!({ type: "ready", url: sc.url });
@@ -477,7 +478,8 @@ async function main(): Promise<void> {
     results[variant.name] = out;
     await loadgen.ask({ type: "exit" }).catch(() => undefined);
     sidecar.proc.send({ type: "stop" });
-    await new Promise((r) => sidecar.proc.once("exit", r));
+    await Promise.race([new Promise((r) => sidecar.proc.once("exit", r)), sleep(15_000)]);
+    if (sidecar.proc.exitCode === null) sidecar.proc.kill("SIGKILL");
     rmSync(dataDir, { recursive: true, force: true });
   }
   upstream.proc.kill();

@@ -121,9 +121,10 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
         log.info({ drainMs: drainLeft }, "draining: readiness fails, still serving");
         await new Promise((r) => setTimeout(r, drainLeft));
       }
+      const tClose = Date.now();
       const closed = await closeHttpServer(server, config.SHUTDOWN_TIMEOUT_MS);
       if (!closed) log.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "in-flight REST requests cut at the shutdown deadline");
-      await grpc.close(Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - t0)));
+      await grpc.close(Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - tClose)));
       await writer.drain().catch((e: unknown) => log.error({ err: e }, "final ingest flush failed; the sidecars will resend"));
       await hub.close();
       await traces.close();

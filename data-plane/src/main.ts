@@ -155,8 +155,11 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
       await ops.settled(Math.max(1000, config.SHUTDOWN_TIMEOUT_MS - (Date.now() - t0)));
       // Everything is on disk; give the shipper a bounded moment to deliver it (the rest is replayed at next start).
       await queue.flush();
+      // The shipper may not have opened its stream yet for traces of the last moment: wait for it too,
+      // unless a stream fails meanwhile (the control plane is away: the spool keeps them).
       const deadline = Date.now() + 5000;
-      while (queue.size() > 0 && shipper.stats().connected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const failures = shipper.stats().streamFailures;
+      while (queue.size() > 0 && shipper.stats().streamFailures === failures && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       await shipper.stop();
       await sync.stop();
       await queue.close();

@@ -17,9 +17,10 @@ COPY control-plane/package.json control-plane/
 COPY data-plane/package.json data-plane/
 COPY sdk/package.json sdk/
 COPY test/package.json test/
-# No install scripts. Then the embedded engines go: their native packages (@chdb/*, @embedded-postgres/*,
-# about 600 MB) are deleted, and the eagerly imported `chdb` entry point becomes a stand-in that fails
-# only if the embedded engine is used.
+# No install scripts. Then the embedded engines (optional dependencies, loaded only when DATABASE_URL or
+# CLICKHOUSE_URL is missing) go: their packages, about 600 MB of native code, are deleted, and `chdb`
+# becomes a stand-in whose error names CLICKHOUSE_URL. (--omit=optional would also drop esbuild's binary,
+# which tsx needs.)
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
       --workspace=@agentgov/proto --workspace=@agentgov/data-plane --workspace=@agentgov/control-plane \
       --include-workspace-root \

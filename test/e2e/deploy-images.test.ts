@@ -233,6 +233,7 @@ test.serial("the sidecar image's layout (data plane only) serves, traces a proxi
     });
     const traceId = r.headers.get("x-service-trace-id");
     t.regex(await (await fetch(`${url}/metrics`)).text(), /agentgov_sidecar_proxy_requests_total\{provider="openai",outcome="success"/);
+    // SIGTERM right after the call: its trace is shipped before the process exits.
     p.child.kill("SIGTERM");
     t.is(await p.exited, 0, p.err());
     const listed = await eventually(async () => (await stack.api.get<{ data: { id: string }[] }>(`/v1/traces?agent_id=${agent}`)).body.data.find((x) => x.id === traceId));

@@ -49,7 +49,7 @@ test.before(async () => {
     IDP_WEBHOOK_SECRET: webhookSecret,
     PROVIDER_OPENAI_URL: fakes.urls.openai,
     LOG_LEVEL: "debug",
-    SHUTDOWN_DRAIN_MS: "1000",
+    SHUTDOWN_DRAIN_MS: "2000",
     SHUTDOWN_TIMEOUT_MS: "15000",
   };
   child = spawn(process.execPath, [join(repo, "bin", "agentgov.js"), "start"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -138,9 +138,10 @@ test.serial("SIGTERM under load: readiness fails, in-flight requests finish, no 
   stop = true;
   inFlightAtSignal = inFlight;
   child.kill("SIGTERM");
-  // During the drain window the sidecar and the control plane still answer, but not ready.
-  const readyz = await fetch(`${urls.sidecarUrl}/readyz`);
-  const cpReadyz = await fetch(`${urls.restUrl}/readyz`);
+  // During the drain window the sidecar and the control plane still answer, but not ready (as soon
+  // as the signal has been handled).
+  const notReady = (url: string) => eventually(async () => ((await fetch(`${url}/readyz`)).status === 503 ? 503 : undefined), 1500, 20).catch(() => 200);
+  const [readyz, cpReadyz] = await Promise.all([notReady(urls.sidecarUrl), notReady(urls.restUrl)]);
   await Promise.all(workers);
   const code = await exited;
 
@@ -148,8 +149,8 @@ test.serial("SIGTERM under load: readiness fails, in-flight requests finish, no 
   t.true(inFlightAtSignal > 0, "requests were in flight when SIGTERM arrived");
   t.deepEqual(failures, []);
   t.true(results.length >= 16);
-  t.is(readyz.status, 503);
-  t.is(cpReadyz.status, 503);
+  t.is(readyz, 503);
+  t.is(cpReadyz, 503);
   t.regex(stderr, /SIGTERM: shutting down gracefully/);
 
   // A fresh control plane on the same stores finds every trace.

@@ -220,6 +220,25 @@ export class StreamingUploader {
     await this.running;
   }
 
+  /** The requests of one stream; a generator of a failed stream takes no traces any more. */
+  private async *requests(generation: number, batch: number, maxInFlight: number): AsyncGenerator<UploadRequest> {
+    while (!this.stopped && generation === this.generation) {
+      if (this.unsent.length === 0 || this.inFlight.size >= maxInFlight) {
+        await new Promise<void>((r) => {
+          this.wake = r;
+          setTimeout(r, 200);
+        });
+        continue;
+      }
+      const traces = this.unsent.splice(0, batch);
+      const batchId = ++this.nextBatchId;
+      const record: BatchRecord = { ids: traces.map((t) => t.id), sentAtMs: Date.now() };
+      this.records.push(record);
+      this.inFlight.set(batchId, { traces, record });
+      yield create(UploadRequestSchema, { batchId, traces });
+    }
+  }
+
   private poke(): void {
     const w = this.wake;
     this.wake = undefined;
@@ -237,28 +256,10 @@ export class StreamingUploader {
         });
         continue;
       }
-      const self = this;
       const generation = ++this.generation;
-      async function* requests(): AsyncGenerator<UploadRequest> {
-        // A generator of a failed stream must not take traces any more.
-        while (!self.stopped && generation === self.generation) {
-          if (self.unsent.length === 0 || self.inFlight.size >= maxInFlight) {
-            await new Promise<void>((r) => {
-              self.wake = r;
-              setTimeout(r, 200);
-            });
-            continue;
-          }
-          const traces = self.unsent.splice(0, batch);
-          const batchId = ++self.nextBatchId;
-          const record: BatchRecord = { ids: traces.map((t) => t.id), sentAtMs: Date.now() };
-          self.records.push(record);
-          self.inFlight.set(batchId, { traces, record });
-          yield create(UploadRequestSchema, { batchId, traces });
-        }
-      }
+      const requests = this.requests(generation, batch, maxInFlight);
       try {
-        for await (const res of client.upload(requests(), { headers: { authorization: `Bearer ${this.key}` }, signal: this.abort.signal })) {
+        for await (const res of client.upload(requests, { headers: { authorization: `Bearer ${this.key}` }, signal: this.abort.signal })) {
           const b = this.inFlight.get(res.batchId);
           this.inFlight.delete(res.batchId);
           if (b) b.record.ackAtMs = Date.now();

@@ -55,7 +55,7 @@ export function ingestHandlers(db: Db, writer: IngestWriter) {
         for (const [traceId, reason] of refused) rejected.push(create(RejectedTraceSchema, { traceId, reason }));
         return create(UploadResponseSchema, {
           batchId: req.batchId,
-          ackedTraceIds: accepted.filter((t) => !refused.has(t.id)).map((t) => t.id),
+          ackedTraceIds: (refused.size === 0 ? accepted : accepted.filter((t) => !refused.has(t.id))).map((t) => t.id),
           rejected,
         });
       };

@@ -28,9 +28,15 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
       if (withTools.length > 0) await countTools(db, tenantId, withTools);
       // Spend today, from the deduplicated trace store, for the agents that just spent.
       const today = utcDay();
-      const agents = [...new Set(list.filter((t) => t.costUsd > 0 && utcDay(new Date(Number(t.timestampMs))) === today).map((t) => t.agentId))];
-      if (agents.length === 0) continue;
+      const dayStart = Date.parse(`${today}T00:00:00Z`);
+      const agents = new Set<string>();
+      for (const t of list) {
+        const ms = Number(t.timestampMs);
+        if (t.costUsd > 0 && ms >= dayStart && ms < dayStart + 86_400_000) agents.add(t.agentId);
+      }
+      if (agents.size === 0) continue;
       const spend = await store.dailySpend(tenantId, today);
+      const agentList = [...agents];
       const changed = await db.tx(async (c) => {
         const r = await c.query<{ agent_id: string }>(
           `INSERT INTO agent_spend (tenant_id, agent_id, day, spent_usd)
@@ -38,7 +44,7 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
            ON CONFLICT (agent_id, day) DO UPDATE SET spent_usd = EXCLUDED.spent_usd
              WHERE agent_spend.spent_usd IS DISTINCT FROM EXCLUDED.spent_usd
            RETURNING agent_id`,
-          [tenantId, agents, today, agents.map((a) => spend.get(a) ?? 0)],
+          [tenantId, agentList, today, agentList.map((a) => spend.get(a) ?? 0)],
         );
         // A redelivery leaves the figure as it was: no Sync change for it.
         for (const row of r.rows) await recordChange(c, tenantId, "spend", row.agent_id);

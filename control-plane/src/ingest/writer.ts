@@ -8,7 +8,9 @@
 // is stored and counted; until then the sidecar keeps it in its spool.
 // Memory is bounded: at most `maxPending` traces are held (queued, being inserted or finished); a
 // write that would exceed it waits for room, so the Ingest stream stops reading and HTTP/2 flow
-// control pushes back to the sidecar. A write whose stream went away is dropped while still queued.
+// control pushes back to the sidecar. A write whose stream goes away while it waits for room is
+// dropped; once admitted it is stored anyway (harmless: ids are idempotent; and at shutdown it
+// means the traces already received are kept).
 import type { Trace } from "@agentgov/proto";
 import { isTraceStoreError, type TraceStore } from "../stores/clickhouse/index.js";
 
@@ -63,7 +65,6 @@ interface Pending {
   refused: Refused;
   resolve: (r: Refused) => void;
   reject: (e: unknown) => void;
-  detach: () => void;
 }
 
 interface RoomWaiter {
@@ -104,7 +105,7 @@ export class IngestWriter {
     this.maxBatch = options.maxBatch ?? 5000;
     this.flushMs = Math.min(1000, options.flushMs ?? 200);
     this.maxPending = Math.max(this.maxBatch, options.maxPending ?? 20_000);
-    this.insertConcurrency = Math.max(1, options.insertConcurrency ?? 1);
+    this.insertConcurrency = Math.max(1, options.insertConcurrency ?? 2);
     this.retryMaxMs = options.retryMaxMs ?? 5000;
     this.log = options.log;
   }
@@ -112,7 +113,7 @@ export class IngestWriter {
   /**
    * Resolves once the store holds `traces` and after-insert has run for them, with the traces the
    * store refused for good (normally none). Waits for room first when the writer is full. Rejects
-   * with IngestWriteError when `signal` aborts before the traces were taken for insert, or at shutdown.
+   * with IngestWriteError when `signal` aborts while it waits for room, or at shutdown.
    */
   async write(traces: Trace[], signal?: AbortSignal): Promise<Refused> {
     if (traces.length === 0) return new Map();
@@ -123,12 +124,7 @@ export class IngestWriter {
       throw new IngestWriteError("aborted", "the stream went away");
     }
     return new Promise<Refused>((resolve, reject) => {
-      const p: Pending = { traces, at: Date.now(), refused: new Map(), resolve, reject, detach: () => undefined };
-      if (signal) {
-        const onAbort = () => this.dropQueued(p);
-        signal.addEventListener("abort", onAbort, { once: true });
-        p.detach = () => signal.removeEventListener("abort", onAbort);
-      }
+      const p: Pending = { traces, at: Date.now(), refused: new Map(), resolve, reject };
       this.queue.push(p);
       this.queuedTraces += traces.length;
       this.schedule();
@@ -204,15 +200,6 @@ export class IngestWriter {
     }
   }
 
-  private dropQueued(p: Pending): void {
-    const i = this.queue.indexOf(p);
-    if (i < 0) return; // already taken for insert: it completes normally
-    this.queue.splice(i, 1);
-    this.queuedTraces -= p.traces.length;
-    p.reject(new IngestWriteError("aborted", "the stream went away"));
-    this.release(p.traces.length);
-  }
-
   private ready(): boolean {
     const head = this.queue[0];
     if (!head) return false;
@@ -246,7 +233,6 @@ export class IngestWriter {
       const p = this.queue[0]!;
       if (batch.length > 0 && n + p.traces.length > this.maxBatch) break;
       this.queue.shift();
-      p.detach();
       batch.push(p);
       n += p.traces.length;
     }
@@ -308,7 +294,7 @@ export class IngestWriter {
     try {
       while (this.inserted.length > 0) {
         const group = this.inserted.splice(0).flat();
-        const traces = group.flatMap((p) => p.traces.filter((t) => !p.refused.has(t.id)));
+        const traces = group.flatMap((p) => (p.refused.size === 0 ? p.traces : p.traces.filter((t) => !p.refused.has(t.id))));
         let failed: unknown;
         for (let attempt = 1; ; attempt++) {
           try {

@@ -1,6 +1,7 @@
 // Stand-in for the `chdb` package in agentgov's container images, which leave the embedded ClickHouse
-// out (its native library is over 500 MB). The control plane imports chdb when it loads; this module
-// lets that import succeed and fails only if the embedded engine is used, i.e. without CLICKHOUSE_URL.
+// out (its native library is over 500 MB). The control plane loads chdb only when CLICKHOUSE_URL is not
+// set; this stand-in turns that mistake into an error that says what to do, instead of "Cannot find
+// package 'chdb'".
 /* global module */
 "use strict";
 

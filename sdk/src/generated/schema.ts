@@ -1834,6 +1834,381 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List traces (newest first, offset pagination, exact total; no default time window) */
+        get: {
+            parameters: {
+                query?: {
+                    agentId?: string;
+                    /** @description Inclusive; a date alone means the end of that UTC day */
+                    endDate?: string;
+                    environment?: string;
+                    limit?: number;
+                    /** @description USD, inclusive */
+                    maxCostUsd?: number;
+                    /** @description USD, inclusive */
+                    minCostUsd?: number;
+                    /** @description 0.0 to 1.0, inclusive */
+                    minInjectionScore?: number;
+                    offset?: number;
+                    /** @description Inclusive; a date alone means the start of that UTC day */
+                    startDate?: string;
+                    /** @description error includes blocked traces */
+                    status?: "success" | "error";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceListB"];
+                    };
+                };
+                /** @description error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description 503 */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/traces/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One trace, with qualityScores and spans */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceReadB"];
+                    };
+                };
+                /** @description error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description 503 */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/traces/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Trace statistics over a period: totals, error rate, exact p50/p95/p99 durations, optional groups */
+        get: {
+            parameters: {
+                query?: {
+                    agentId?: string;
+                    groupBy?: "agent" | "model" | "environment";
+                    /** @description Window ending now */
+                    period?: "1h" | "24h" | "7d" | "30d";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceStats"];
+                    };
+                };
+                /** @description error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description 503 */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -2785,16 +3160,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List traces (newest first, cursor pagination) */
+        /** List traces (newest first, cursor pagination; the cursor keeps the walk's time window) */
         get: {
             parameters: {
                 query?: {
                     agent_id?: string;
                     cursor?: string;
+                    /** @description true: only traces with PII detections; false: only traces without */
                     has_pii?: boolean;
                     limit?: number;
+                    /** @description Inclusive; default one hour before until (or the cursor's window) */
                     since?: string;
                     status?: "success" | "error" | "blocked";
+                    /** @description Inclusive; default now (or the cursor's window) */
                     until?: string;
                 };
                 header?: never;
@@ -2877,6 +3255,134 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description 503 */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/{trace_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One trace in full: prompt and completion, cost breakdown, policy evaluations, PII spans, timing */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    trace_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TraceDetail"];
+                    };
+                };
+                /** @description error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description 503 */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3125,6 +3631,24 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        PiiDetection: {
+            /** @description UTF-16 offset, exclusive */
+            end: number;
+            entity_type: string;
+            score: number;
+            /** @enum {string} */
+            source: "prompt" | "completion";
+            /** @description UTF-16 offset into the text named by source */
+            start: number;
+        };
+        PiiDetectionB: {
+            end: number;
+            entityType: string;
+            score: number;
+            /** @enum {string} */
+            source: "prompt" | "completion";
+            start: number;
+        };
         Policy: {
             /** @enum {string} */
             action: "block" | "redact" | "log";
@@ -3271,13 +3795,169 @@ export interface components {
             offset: number;
             total: number;
         };
+        Trace: {
+            agentId: string;
+            agentName: string;
+            costUsd: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            createdAt: string;
+            durationMs: number;
+            environment: string;
+            id: string;
+            injectionScore: number;
+            inputTokens: number;
+            modelName: string;
+            modelProvider: string;
+            outputTokens: number;
+            /** @description Detections (empty when none) */
+            piiDetected: components["schemas"]["PiiDetectionB"][];
+            /** @description Names of the policies that acted (empty when none) */
+            policiesFired: string[];
+            sessionId: string | null;
+            /**
+             * @description blocked traces show as error (policiesFired names what blocked them)
+             * @enum {string}
+             */
+            status: "success" | "error";
+        };
+        TraceDetail: components["schemas"]["TraceSummary"] & {
+            agent_name: string;
+            completion: string;
+            cost_breakdown: {
+                cache_write_tokens: number;
+                cached_input_tokens: number;
+                /** @enum {string} */
+                currency: "USD";
+                input_cost: number;
+                input_tokens: number;
+                output_cost: number;
+                output_tokens: number;
+                price_per_million_input: number;
+                price_per_million_output: number;
+                total_cost: number;
+            };
+            environment: string;
+            /** @description Empty on success */
+            error_code: string;
+            http_status: number;
+            injection_score: number;
+            pii_detections: components["schemas"]["PiiDetection"][];
+            pii_scan_enabled: boolean;
+            /** @description Names of the policies (or refusals: rate_limit, budget, agent_paused) that acted */
+            policies_fired: string[];
+            policy_evaluations: {
+                /** @enum {string} */
+                action_taken: "none" | "block" | "redact" | "log";
+                policy_id: string;
+                policy_name: string;
+                /** @enum {string} */
+                result: "pass" | "fail";
+            }[];
+            /** @description The model is not in the price table: cost is 0 */
+            price_missing: boolean;
+            price_version: string;
+            /** @description Input messages' text in order (system first), joined by a blank line; detected PII masked with * unless raw storage is on */
+            prompt: string;
+            provider: string;
+            quality_scores: {
+                score: number;
+                scorer: string;
+            }[];
+            session_id: string | null;
+            streamed: boolean;
+            timing: {
+                overhead_ms: number;
+                provider_ms: number;
+                spans: {
+                    duration_ms: number;
+                    stage: string;
+                }[];
+                total_ms: number;
+            };
+            /** @description Tokens counted locally (the provider reported no usage) */
+            tokens_estimated: boolean;
+            tool_calls: {
+                id: string;
+                name: string;
+            }[];
+        };
+        TraceDetailB: components["schemas"]["Trace"] & {
+            qualityScores: {
+                score: number;
+                scorer: string;
+            }[];
+            spans: {
+                durationMs: number;
+                stage: string;
+            }[];
+        };
         TraceListA: {
             data: components["schemas"]["TraceSummary"][];
             has_more: boolean;
             next_cursor?: string;
         };
+        TraceListB: {
+            data: components["schemas"]["Trace"][];
+            limit: number;
+            offset: number;
+            total: number;
+        };
+        TraceReadB: {
+            data: components["schemas"]["TraceDetailB"];
+        };
+        TraceStats: {
+            /** @description Empty without groupBy; ordered by traceCount desc. agent: agentId, agentName; model: modelProvider, modelName; environment: environment */
+            groups: (components["schemas"]["TraceStatsAgentGroup"] | components["schemas"]["TraceStatsModelGroup"] | components["schemas"]["TraceStatsEnvironmentGroup"])[];
+            /** @enum {string} */
+            period: "1h" | "24h" | "7d" | "30d";
+            summary: {
+                avgDurationMs: number;
+                /** @description error + blocked */
+                errorCount: number;
+                errorRatePercent: number;
+                /** @description Exact (quantileExact over the traces' durations) */
+                p50DurationMs: number;
+                p95DurationMs: number;
+                p99DurationMs: number;
+                successCount: number;
+                totalCostUsd: number;
+                totalInputTokens: number;
+                totalOutputTokens: number;
+                totalTraces: number;
+            };
+        };
+        TraceStatsAgentGroup: {
+            agentId: string;
+            agentName: string;
+            avgDurationMs: number;
+            /** @description (error + blocked) / traceCount × 100 */
+            errorRatePercent: number;
+            totalCostUsd: number;
+            traceCount: number;
+        };
+        TraceStatsEnvironmentGroup: {
+            avgDurationMs: number;
+            environment: string;
+            /** @description (error + blocked) / traceCount × 100 */
+            errorRatePercent: number;
+            totalCostUsd: number;
+            traceCount: number;
+        };
+        TraceStatsModelGroup: {
+            avgDurationMs: number;
+            /** @description (error + blocked) / traceCount × 100 */
+            errorRatePercent: number;
+            modelName: string;
+            modelProvider: string;
+            totalCostUsd: number;
+            traceCount: number;
+        };
         TraceSummary: {
             agent_id: string;
+            /** @description USD */
             cost: number;
             id: string;
             input_tokens: number;
@@ -3291,6 +3971,7 @@ export interface components {
             status: "success" | "error" | "blocked";
             /**
              * Format: date-time
+             * @description When the sidecar received the request
              * @example 2026-11-21T10:00:00.000Z
              */
             timestamp: string;
