@@ -1,6 +1,7 @@
 // `npm test`: static checks (types, lint, generated code), then the ava suite against real services.
-// Services: DATABASE_URL / CLICKHOUSE_URL when set; else embedded Postgres started here for the run
-// (each test file creates its own database in it) and chDB in each test process.
+// Services: DATABASE_URL / CLICKHOUSE_URL when set; else testcontainers when a Docker engine answers;
+// else embedded Postgres started here for the run (each test file creates its own database in it) and
+// chDB in each test process (the trace-store tests also run on CLICKHOUSE_URL when it is set).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,13 +37,20 @@ let stopPg: (() => Promise<void>) | undefined;
 let pgDir: string | undefined;
 if (!env.TEST_DATABASE_URL) {
   if (env.DATABASE_URL) env.TEST_DATABASE_URL = env.DATABASE_URL;
-  else {
-    if (await dockerReachable()) process.stdout.write("Docker engine reachable, but embedded Postgres is used for speed; set DATABASE_URL to use another server\n");
+  else if (env.AGENTGOV_TEST_CONTAINERS !== "0" && (await dockerReachable())) {
+    // A Docker engine answers: real Postgres (and a modern ClickHouse server unless one is given) in containers.
+    const { startContainers } = await import("./harness/containers.js");
+    const services = await startContainers({ clickhouse: !env.CLICKHOUSE_URL });
+    env.TEST_DATABASE_URL = services.databaseUrl;
+    if (services.clickhouseUrl) env.CLICKHOUSE_URL = services.clickhouseUrl;
+    stopPg = services.stop;
+    process.stdout.write(`services from testcontainers: Postgres${services.clickhouseUrl ? ` and ClickHouse ${services.clickhouseUrl}` : ""}\n`);
+  } else {
     pgDir = mkdtempSync(join(tmpdir(), "agentgov-test-pg-"));
     const pg = await startEmbeddedPostgres(pgDir);
     env.TEST_DATABASE_URL = pg.url;
     stopPg = pg.stop;
-    process.stdout.write(`embedded Postgres for the test run: ${pgDir}\n`);
+    process.stdout.write(`no Docker engine: embedded Postgres for the test run in ${pgDir}\n`);
   }
 }
 process.stdout.write(`ClickHouse engines under test: chdb${env.CLICKHOUSE_URL ? ` + server ${env.CLICKHOUSE_URL}` : ""}\n`);
