@@ -45,6 +45,8 @@ const { values: args } = parseArgs({
     role: { type: "string", default: "main" },
     quick: { type: "boolean", default: false },
     "gate-off-too": { type: "boolean", default: false },
+    /** Write a CPU profile of the sidecar under closed-loop load to this file and stop (no results written). */
+    profile: { type: "string" },
   },
 });
 const QUICK = args.quick === true;
@@ -153,6 +155,7 @@ async function runSidecar(): Promise<void> {
   const sc = await startSidecar(loadSidecarConfig({ ...process.env, ...env }));
   await sc.synced;
   let maxRss = process.memoryUsage().rss;
+  let profiler: import("node:inspector/promises").Session | undefined;
   setInterval(() => {
     maxRss = Math.max(maxRss, process.memoryUsage().rss);
   }, 50).unref();
@@ -161,6 +164,23 @@ async function runSidecar(): Promise<void> {
       const mem = process.memoryUsage();
       process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats() });
       if (m.resetPeak) maxRss = mem.rss;
+    } else if (m.type === "profile-start") {
+      void (async () => {
+        const { Session } = await import("node:inspector/promises");
+        const session = new Session();
+        session.connect();
+        await session.post("Profiler.enable");
+        await session.post("Profiler.setSamplingInterval", { interval: 200 });
+        await session.post("Profiler.start");
+        profiler = session;
+        process.send!({ id: m.id, type: "result", result: true });
+      })();
+    } else if (m.type === "profile-stop") {
+      void (async () => {
+        const { profile } = (await profiler!.post("Profiler.stop")) as { profile: unknown };
+        writeFileSync(String(m.file), JSON.stringify(profile));
+        process.send!({ id: m.id, type: "result", result: true });
+      })();
     } else if (m.type === "stop") {
       // bounded: the measurements are done, the spool only needs to be closed cleanly
       void Promise.race([sc.stop(), sleep(8000)]).finally(() => process.exit(0));
@@ -409,6 +429,16 @@ async function main(): Promise<void> {
     // warm-up (JIT, pools, spool segments)
     await loadgen.ask({ type: "sequential", size: 1024, n: QUICK ? 300 : 1500, stream: false });
     await loadgen.ask({ type: "sequential", size: 8192, n: QUICK ? 100 : 500, stream: true });
+    if (args.profile) {
+      await sidecar.ask({ type: "profile-start" });
+      for (const size of [1024, 8192]) {
+        const r = await loadgen.ask<{ rps: number }>({ type: "closedLoop", which: "sidecar", size, concurrency: 32, ms: 8000 });
+        process.stdout.write(`profile: ${size} B closed loop c=32: ${Math.round(r.rps)} rps\n`);
+      }
+      await sidecar.ask({ type: "profile-stop", file: args.profile });
+      process.stdout.write(`wrote ${args.profile}\n`);
+      process.exit(0);
+    }
 
     for (const size of [1024, 8192]) {
       const label = `${size / 1024}KB`;

@@ -159,9 +159,15 @@ test.serial("traces of another tenant, of unknown agents, with bad ids or status
   const badId = { ...makeTrace({ tenantId, agentId: agentIds[0]!, atMs: Date.now() - 100 }), id: "trace-1" };
   const badStatus = { ...makeTrace({ tenantId, agentId: agentIds[0]!, atMs: Date.now() - 100 }), status: "weird" };
   const badTime = { ...makeTrace({ tenantId, agentId: agentIds[0]!, atMs: Date.now() - 100 }), timestampMs: -5n };
-  const r = await uploadTraces(stack.cp.grpcUrl, ingestKey, [ok, foreign, unknownAgent, badId, badStatus, badTime]);
-  t.deepEqual([...r.acked], [ok.id]);
+  // Values Postgres cannot hold must not stall ingest (they would fail every retry).
+  const nulAgent = makeTrace({ tenantId, agentId: "agt_\0", atMs: Date.now() - 100 });
+  const badKey = { ...makeTrace({ tenantId, agentId: agentIds[0]!, atMs: Date.now() - 100 }), keyId: "key_\0" };
+  const nulTool = makeTrace({ tenantId, agentId: agentIds[0]!, atMs: Date.now() - 100, tools: ["bad\0tool"] });
+  const r = await uploadTraces(stack.cp.grpcUrl, ingestKey, [ok, foreign, unknownAgent, badId, badStatus, badTime, nulAgent, badKey, nulTool]);
+  t.deepEqual([...r.acked].sort(), [ok.id, nulTool.id].sort());
   t.deepEqual(Object.fromEntries(r.rejected), {
+    [nulAgent.id]: "unknown agent",
+    [badKey.id]: "invalid key id",
     [foreign.id]: "trace belongs to another tenant",
     [unknownAgent.id]: "unknown agent",
     "trace-1": "invalid trace id",
@@ -169,6 +175,8 @@ test.serial("traces of another tenant, of unknown agents, with bad ids or status
     [badTime.id]: "timestamp_ms out of range",
   });
   t.is((await stack.api.get(`/api/traces/${ok.id}`)).status, 200);
+  const tools = await stack.api.get<{ data: { toolName: string }[] }>(`/api/agents/${agentIds[0]}/tools?limit=500`);
+  t.true(tools.body.data.some((x) => x.toolName === "bad\uFFFDtool"), "a NUL in a tool name is stored as U+FFFD");
   for (const x of [foreign, unknownAgent, badStatus, badTime]) t.is((await stack.api.get(`/api/traces/${x.id}`)).status, 404);
 });
 

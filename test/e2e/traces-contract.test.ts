@@ -126,6 +126,12 @@ test("GET /v1/traces: the cursor walks every trace of the window once, in order;
   } while (cursor && pages < 100);
   t.deepEqual(seen, ids(inWindow(T - 4 * DAY, Date.now())));
   t.is((await stack.api.get<ListA>("/v1/traces?limit=200")).status, 200);
+  // A window reaching back to year 1 pages like any other.
+  const early = await stack.api.get<ListA>(`/v1/traces?since=0001-01-01&limit=50`);
+  t.true(early.body.has_more);
+  const earlyNext = await stack.api.get<ListA>(`/v1/traces?limit=50&cursor=${early.body.next_cursor!}`);
+  t.is(earlyNext.status, 200);
+  t.deepEqual([...ids(early.body.data), ...ids(earlyNext.body.data)], ids(byTimeDesc(all)).slice(0, 100));
   for (const bad of ["limit=201", "limit=0", "limit=abc", "limit=-1", "limit=1.5", "status=ok", "status=", "has_pii=yes", "since=yesterday", "since=2026-02-30", "until=2026-13-01T00:00:00Z", "cursor=%%%", "cursor=bm90LWEtY3Vyc29y"]) {
     const r = await stack.api.get<{ error: { code: string; message: string; request_id: string } }>(`/v1/traces?${bad}`);
     t.is(r.status, 400, bad);

@@ -11,6 +11,9 @@ import { IngestWriteError, type IngestWriter } from "../ingest/writer.js";
 import { authenticateSidecar } from "./auth.js";
 
 const TRACE_ID = /^trc_[0-9A-HJKMNP-TV-Z]{26}$/;
+const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** Agent ids worth looking up (Postgres text cannot hold NUL; ids are short). */
+const PLAUSIBLE_AGENT_ID = /^[^\0]{1,200}$/;
 const STATUSES = new Set(["success", "error", "blocked"]);
 /** The last millisecond a ClickHouse DateTime (UInt32 seconds) holds. */
 const MAX_TIMESTAMP_MS = 4_294_967_295_999n;
@@ -24,6 +27,7 @@ function refusal(t: Trace, tenantId: string, knownAgents: ReadonlySet<string>): 
   if (!knownAgents.has(t.agentId)) return "unknown agent";
   if (!STATUSES.has(t.status)) return `invalid status ${JSON.stringify(t.status.slice(0, 40))}`;
   if (t.timestampMs < 0n || t.timestampMs > MAX_TIMESTAMP_MS) return "timestamp_ms out of range";
+  if (t.keyId !== "" && !KEY_ID.test(t.keyId)) return "invalid key id";
   return undefined;
 }
 
@@ -39,7 +43,7 @@ export function ingestHandlers(db: Db, writer: IngestWriter) {
       const knownAgents = new Set<string>();
 
       const store = async (req: UploadRequest): Promise<UploadResponse> => {
-        const unknown = [...new Set(req.traces.map((t) => t.agentId).filter((a) => a && !knownAgents.has(a)))];
+        const unknown = [...new Set(req.traces.map((t) => t.agentId).filter((a) => PLAUSIBLE_AGENT_ID.test(a) && !knownAgents.has(a)))];
         if (unknown.length > 0) {
           const r = await db.query<{ id: string }>("SELECT id FROM agents WHERE tenant_id = $1 AND id = ANY($2)", [tenantId, unknown]);
           for (const row of r.rows) knownAgents.add(row.id);

@@ -104,7 +104,7 @@ export class IngestWriter {
   ) {
     this.maxBatch = options.maxBatch ?? 5000;
     this.flushMs = Math.min(1000, options.flushMs ?? 200);
-    this.maxPending = Math.max(this.maxBatch, options.maxPending ?? 20_000);
+    this.maxPending = Math.max(this.maxBatch, options.maxPending ?? 20000);
     this.insertConcurrency = Math.max(1, options.insertConcurrency ?? 2);
     this.retryMaxMs = options.retryMaxMs ?? 5000;
     this.log = options.log;

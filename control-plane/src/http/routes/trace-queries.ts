@@ -9,20 +9,25 @@ const DAY_MS = 86_400_000;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
+/** Epoch ms of 00:00 UTC of a calendar day, or NaN when the day does not exist (2026-02-30). */
+function utcDayMs(y: string, mo: string, d: string): number {
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d)); // unlike Date.UTC, years 0–99 stay as they are
+  return date.toISOString().slice(0, 10) === `${y}-${mo}-${d}` ? date.getTime() : Number.NaN;
+}
+
 /** Epoch ms of an ISO 8601 date or date-time (no offset = UTC), or NaN when it is not a real calendar time. */
 export function parseIsoMs(s: string, dateOnlyAs: "start" | "end"): number {
   const d = DATE_ONLY.exec(s);
   if (d) {
-    const ms = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]));
-    if (new Date(ms).toISOString().slice(0, 10) !== s) return Number.NaN;
+    const ms = utcDayMs(d[1]!, d[2]!, d[3]!);
     return dateOnlyAs === "end" ? ms + DAY_MS - 1 : ms;
   }
   const m = DATE_TIME.exec(s);
   if (!m) return Number.NaN;
-  const [, y, mo, da, h, mi, se = "00", frac = "", zone = "Z"] = m;
+  const [, y = "", mo = "", da = "", h, mi, se = "00", frac = "", zone = "Z"] = m;
   const ymd = `${y}-${mo}-${da}`;
-  const probe = Date.UTC(Number(y), Number(mo) - 1, Number(da));
-  if (new Date(probe).toISOString().slice(0, 10) !== ymd || Number(h) > 23 || Number(mi) > 59 || Number(se) > 59) return Number.NaN;
+  if (Number.isNaN(utcDayMs(y, mo, da)) || Number(h) > 23 || Number(mi) > 59 || Number(se) > 59) return Number.NaN;
   const offset = zone.toUpperCase() === "Z" ? "Z" : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
   return Date.parse(`${ymd}T${h}:${mi}:${se}.${(frac + "000").slice(0, 3)}${offset}`);
 }

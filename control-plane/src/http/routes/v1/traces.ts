@@ -50,7 +50,7 @@ export function registerTraceRoutesA(router: Router<AppState>, registry: OpenAPI
         }),
       );
       const last = traces[traces.length - 1];
-      const next = hasMore && last ? encodeTraceCursor({ t: Number(last.timestampMs), id: last.id, since: since.getTime(), until: until.getTime() }) : undefined;
+      const next = hasMore && last ? encodeTraceCursor({ t: Number(last.timestampMs), id: last.id, since: Math.max(0, since.getTime()), until: Math.max(0, until.getTime()) }) : undefined;
       return { status: 200, body: { data: traces.map(traceSummaryA), has_more: hasMore, ...(next ? { next_cursor: next } : {}) } };
     },
   });
