@@ -47,6 +47,8 @@ const { values: args } = parseArgs({
     "gate-off-too": { type: "boolean", default: false },
     /** Write a CPU profile of the sidecar under closed-loop load to this file and stop (no results written). */
     profile: { type: "string" },
+    /** Only the sequential JSON/stream measurements, printed, nothing written (for quick experiments). */
+    "seq-only": { type: "boolean", default: false },
   },
 });
 const QUICK = args.quick === true;
@@ -437,6 +439,7 @@ async function main(): Promise<void> {
       }
       await sidecar.ask({ type: "profile-stop", file: args.profile });
       process.stdout.write(`wrote ${args.profile}\n`);
+      for (const c of [sidecar, upstream, loadgen]) c.proc.kill("SIGKILL");
       process.exit(0);
     }
 
@@ -448,7 +451,8 @@ async function main(): Promise<void> {
       const seqStream = await loadgen.ask<Seq>({ type: "sequential", size, n: Math.round(seqN / 2), stream: true });
       const sequential = added(seq.direct, seq.sidecar);
       const ttfb = added(seqStream.directTtfb, seqStream.sidecarTtfb);
-      process.stdout.write(`[${variant.name}] ${label} sequential: added p50 ${sequential.addedP50} ms, p99 ${sequential.addedP99} ms; stream TTFB added p50 ${ttfb.addedP50} ms\n`);
+      process.stdout.write(`[${variant.name}] ${label} sequential: added p50 ${sequential.addedP50} ms, p99 ${sequential.addedP99} ms; stream TTFB added p50 ${ttfb.addedP50} ms, p99 ${ttfb.addedP99} ms; overhead header p50 ${dist(seq.overheadHeader).p50} ms\n`);
+      if (args["seq-only"]) continue;
 
       const rates: Record<string, unknown> = {};
       for (const rps of [200, 1000]) {
@@ -516,6 +520,7 @@ async function main(): Promise<void> {
   cp.close();
   await sleep(100);
 
+  if (args["seq-only"]) process.exit(0);
   const report = { benchmark: "proxy-overhead", date: new Date().toISOString(), machine: machine(), quick: QUICK, results };
   mkdirSync(join(REPO, "bench/results"), { recursive: true });
   writeFileSync(join(REPO, "bench/results/proxy-overhead.json"), `${JSON.stringify(report, null, 2)}\n`);
