@@ -58,11 +58,13 @@ process.stdout.write(`ClickHouse engines under test: chdb${env.CLICKHOUSE_URL ? 
 const t = Date.now();
 // ava's output is passed through as it comes; its summary is read to print one plain closing line.
 const counts = { passed: 0, failed: 0, skipped: 0 };
+let passedLines = 0;
 const status = await new Promise<number>((resolve) => {
   const child = spawn("npx", ["ava", ...avaArgs], { stdio: ["ignore", "pipe", "pipe"], env });
   const scan = (chunk: Buffer, out: NodeJS.WriteStream) => {
     out.write(chunk);
     for (const line of chunk.toString("utf8").split("\n")) {
+      if (/^\s*✔ /.test(line)) passedLines++;
       const m = /^\s*(\d+) (?:tests?|known failures?|uncaught exceptions?|unhandled rejections?) (passed|failed|skipped|todo)?/.exec(line);
       if (!m) continue;
       const n = Number(m[1]);
@@ -76,6 +78,8 @@ const status = await new Promise<number>((resolve) => {
   child.on("close", (code) => resolve(code ?? 1));
 });
 if (status !== 0 && counts.failed === 0) counts.failed = 1;
+// ava prints "N tests passed" only when nothing failed; otherwise count the ✔ lines.
+if (counts.passed === 0) counts.passed = passedLines;
 process.stdout.write(`ava finished in ${((Date.now() - t) / 1000).toFixed(1)} s; whole run ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 process.stdout.write(`${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ""}\n`);
 await stopPg?.();

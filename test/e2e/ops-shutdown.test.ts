@@ -99,7 +99,9 @@ test.serial("logs are JSON lines with request ids and never carry a key, a secre
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    return parsed.some((l) => l.requestId === "req-ops-proxy-1") ? parsed : undefined;
+    // Each process writes its log lines asynchronously: wait until all three requests have theirs.
+    const ids = new Set(parsed.map((l) => l.requestId));
+    return ["req-ops-log-1", "req-ops-log-2", "req-ops-proxy-1"].every((id) => ids.has(id)) ? parsed : undefined;
   });
   t.true(lines.every((l) => typeof l.level === "number" && typeof l.time === "string" && typeof l.service === "string" && typeof l.msg === "string"));
   t.like(lines.find((l) => l.requestId === "req-ops-log-1"), { service: "control-plane", msg: "request", route: "/api/agents", status: 201 });
