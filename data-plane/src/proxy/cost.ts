@@ -6,18 +6,20 @@ import { estimateTokens, type ResponseFacts, type Usage } from "../providers/ind
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 });
 
-const MAX_CACHED = 4096;
-const prices = new Map<string, Price | null>();
+const MAX_CACHED = 1024;
+/** provider → model name as sent → price (null: not in the table). */
+const prices = new Map<string, Map<string, Price | null>>();
 
 /** priceFor() memoised: the price table is immutable for the life of the process. */
 export function cachedPrice(provider: string, model: string): Price | undefined {
   if (model === "") return undefined;
-  const key = `${provider}\u0000${model}`;
-  let p = prices.get(key);
+  let byModel = prices.get(provider);
+  if (!byModel) prices.set(provider, (byModel = new Map()));
+  let p = byModel.get(model);
   if (p === undefined) {
     p = priceFor(provider, model) ?? null;
-    if (prices.size >= MAX_CACHED) prices.clear(); // model names come from clients: keep the memo bounded
-    prices.set(key, p);
+    if (byModel.size >= MAX_CACHED) byModel.clear(); // model names come from clients: keep the memo bounded
+    byModel.set(model, p);
   }
   return p ?? undefined;
 }

@@ -3,6 +3,7 @@
 // then either relay the stream chunk by chunk or pass the JSON answer through (outbound policies),
 // settle cost and budget, and build the trace once the answer is out. Plain node:http + undici; the
 // request body is parsed once, the answer once; nothing of a stream is held back.
+import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
@@ -16,7 +17,8 @@ import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import type { BudgetLedger } from "../limits/budget.js";
-import { buildTrace, newTraceId, type TraceDraft } from "../trace/builder.js";
+import { buildTrace, type TraceDraft } from "../trace/builder.js";
+import { newTraceId } from "./trace-id.js";
 import { ProxyRefusal, sendJsonError } from "./outcomes.js";
 import { addServiceHeaders, downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.js";
 import { parseProxyUrl } from "./route.js";
@@ -63,6 +65,8 @@ const ms = (v: number) => v.toFixed(3);
 export function createProxyHandler(deps: ProxyDeps) {
   const endpoints = upstreamEndpoints(deps.baseUrls);
   const keepAliveMs = deps.sseKeepAliveMs ?? 15_000;
+  const keepAliveLf = keepAliveMs > 0 ? { intervalMs: keepAliveMs, comment: KEEPALIVE_LF } : undefined;
+  const keepAliveCrlf = keepAliveMs > 0 ? { intervalMs: keepAliveMs, comment: KEEPALIVE_CRLF } : undefined;
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const t0 = performance.now();
@@ -197,6 +201,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     const day = utcDay(receivedAtMs);
     let reserved = -1;
     if (agent.hasBudget) {
+      // Reserve the most this call can cost: the prompt's tokens (counted locally) and max_tokens of output.
       const estimate = price ? costOf(price, { ...ZERO_USAGE, inputTokens: promptTokens(), outputTokens: maxOutputTokens(body) }).totalCost : 0;
       if (!deps.budget.tryReserve(agent.id, day, agent.budgetLimitDaily, estimate)) {
         const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
@@ -215,28 +220,30 @@ export function createProxyHandler(deps: ProxyDeps) {
     const forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
 
     // 7. Forward. A client that goes away aborts the upstream call; the trace is still recorded.
-    const abort = new AbortController();
+    // An EventEmitter is undici's cheapest abort signal (an AbortController costs an EventTarget per request).
+    const abort = new EventEmitter();
     let responded = false;
     let clientGone = false;
     res.once("close", () => {
       if (responded) return;
       clientGone = true;
-      abort.abort();
+      abort.emit("abort");
     });
     const endpoint = endpoints.get(adapter.name)!;
     const tUp = performance.now();
     let upstream: Dispatcher.ResponseData;
     try {
-      upstream = await deps.dispatcher.request({
+      const pending = deps.dispatcher.request({
         origin: endpoint.origin,
         path: endpoint.prefix + target.path,
         method: "POST",
         headers: upstreamRequestHeaders(req.headers, forwardBody.length),
         body: forwardBody,
-        signal: abort.signal,
+        signal: abort,
         headersTimeout: deps.upstreamTimeoutMs,
         bodyTimeout: deps.upstreamTimeoutMs,
       });
+      upstream = await pending;
     } catch (e) {
       draft.timing.providerMs = spans.provider = performance.now() - tUp;
       draft.status = "error";
@@ -276,7 +283,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       // 8a. Stream: headers leave at once with the input cost known now; every chunk is written as it
       // arrives; the final cost goes in an HTTP trailer and the trace.
       draft.streamed = true;
-      service["x-service-cost"] = formatUsd(inputCost(price, promptTokens()));
+      // The input cost known now: exact when the prompt was counted already, else estimated at 4
+      // characters per token (a tokenizer pass here would delay the first byte); the trailer and the
+      // trace have the provider's figures.
+      service["x-service-cost"] = formatUsd(inputCost(price, promptTokenCount >= 0 ? promptTokenCount : Math.ceil(prompt.length / 4)));
       service["x-service-overhead-ms"] = ms(tUp - t0 + (performance.now() - tHeaders));
       outHeaders.trailer = "X-Service-Cost";
       // Every applicable outbound policy is evaluated when the stream ends (policy/stream): counted now.
@@ -291,9 +301,9 @@ export function createProxyHandler(deps: ProxyDeps) {
         observer,
         governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType }),
         sse: isSse,
-        keepAlive: isSse && keepAliveMs > 0 ? { intervalMs: keepAliveMs, comment: adapter.name === "google" ? KEEPALIVE_CRLF : KEEPALIVE_LF } : undefined,
+        keepAlive: isSse ? (adapter.name === "google" ? keepAliveCrlf : keepAliveLf) : undefined,
         clientGone: () => clientGone,
-        abortUpstream: () => abort.abort(),
+        abortUpstream: () => abort.emit("abort"),
       });
       const facts = observer.end();
       draft.timing.providerMs = spans.provider = performance.now() - tUp;

@@ -1,0 +1,116 @@
+// Unit tests of the proxy's small helpers: SSE boundary tracking, hop-by-hop header rules, URL split,
+// USD formatting, budget-reservation inputs.
+import test from "ava";
+import { SseBoundary } from "./sse-boundary.js";
+import { addServiceHeaders, downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.js";
+import { parseProxyUrl } from "./route.js";
+import { formatUsd } from "./cost.js";
+import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
+
+function boundaryAfter(...chunks: string[]): boolean {
+  const b = new SseBoundary();
+  for (const c of chunks) b.push(Buffer.from(c));
+  return b.atBoundary();
+}
+
+test("SSE boundary: only after an empty line (LF, CRLF or CR), whatever the chunking", (t) => {
+  t.true(boundaryAfter());
+  t.true(boundaryAfter("data: x\n\n"));
+  t.true(boundaryAfter("data: x\r\n\r\n"));
+  t.true(boundaryAfter("data: x\r\r"));
+  t.true(boundaryAfter(": ping\n\n"));
+  t.true(boundaryAfter("data: x\n", "\n"));
+  t.true(boundaryAfter("data: x\r\n\r", "\n"));
+  t.true(boundaryAfter("d", "a", "t", "a", ":", " ", "x", "\n", "\n"));
+  t.false(boundaryAfter("data: x"));
+  t.false(boundaryAfter("data: x\n"));
+  t.false(boundaryAfter("data: x\r\n"));
+  t.false(boundaryAfter("data: x\n\ndata: y"));
+  t.false(boundaryAfter("data: x\n\nevent: a\n"));
+  t.false(boundaryAfter("data: x\n", "\n", "d"));
+});
+
+test("upstream headers: hop-by-hop, Connection-listed and X-Service-* dropped; credentials kept; identity encoding and Via set", (t) => {
+  const h = upstreamRequestHeaders(
+    {
+      host: "sidecar:8181",
+      connection: "keep-alive, X-Drop",
+      "x-drop": "1",
+      "keep-alive": "timeout=5",
+      te: "trailers",
+      "transfer-encoding": "chunked",
+      "proxy-authorization": "Basic x",
+      upgrade: "h2c",
+      expect: "100-continue",
+      "content-length": "999",
+      "accept-encoding": "gzip, br",
+      authorization: "Bearer sk",
+      "x-api-key": "k",
+      "x-goog-api-key": "g",
+      "x-service-key": "svc_api_x",
+      "x-service-agent": "agt_x",
+      "anthropic-version": "2023-06-01",
+      via: "1.1 lb",
+      "x-multi": ["a", "b"],
+    },
+    42,
+  );
+  t.deepEqual(h, {
+    authorization: "Bearer sk",
+    "x-api-key": "k",
+    "x-goog-api-key": "g",
+    "anthropic-version": "2023-06-01",
+    via: "1.1 lb, 1.1 agentgov-sidecar",
+    "x-multi": "a, b",
+    "accept-encoding": "identity",
+    "content-length": "42",
+  });
+});
+
+test("downstream headers: hop-by-hop and framing dropped, the provider's request id kept over the sidecar's", (t) => {
+  const h = downstreamResponseHeaders(
+    { "content-type": "application/json", "content-length": "10", connection: "x-hop", "x-hop": "1", "keep-alive": "timeout=5", "transfer-encoding": "chunked", "content-encoding": "gzip", "x-request-id": "req_provider", "retry-after": "3" },
+    true,
+  );
+  t.deepEqual(h, { "content-type": "application/json", "x-request-id": "req_provider", "retry-after": "3" });
+  addServiceHeaders(h, { "x-service-trace-id": "trc_1", "x-request-id": "req_sidecar" });
+  t.is(h["x-request-id"], "req_provider");
+  t.is(h["x-service-trace-id"], "trc_1");
+  t.is(addServiceHeaders({}, { "x-request-id": "req_sidecar" })["x-request-id"], "req_sidecar");
+  t.is(downstreamResponseHeaders({ "content-encoding": "zstd" }, false)["content-encoding"], "zstd");
+});
+
+test("proxy URLs split into provider, native sub-path and query", (t) => {
+  t.deepEqual(parseProxyUrl("/v1/proxy/google/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"), {
+    pathname: "/v1/proxy/google/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+    providerName: "google",
+    subPath: "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+    search: "?alt=sse",
+  });
+  t.deepEqual(parseProxyUrl("/v1/proxy/openai"), { pathname: "/v1/proxy/openai", providerName: "openai", subPath: "/", search: "" });
+  t.is(parseProxyUrl("/v1/chat/completions"), undefined);
+  t.is(parseProxyUrl("/v1/proxyx/openai/chat/completions"), undefined);
+});
+
+test("USD amounts are plain decimals without float noise", (t) => {
+  t.is(formatUsd(0), "0");
+  t.is(formatUsd(1.5), "1.5");
+  t.is(formatUsd(0.00125), "0.00125");
+  t.is(formatUsd(15 / 1e10), "0.0000000015");
+  t.is(formatUsd(0.1 + 0.2), "0.3");
+  t.is(Number(formatUsd(123456789 / 1e10)), 123456789 / 1e10);
+});
+
+test("budget reservation inputs: max output tokens in each native field, UTC day, seconds to midnight", (t) => {
+  t.is(maxOutputTokens({ max_tokens: 300 }), 300);
+  t.is(maxOutputTokens({ max_completion_tokens: 77, max_tokens: 300 }), 77);
+  t.is(maxOutputTokens({ generationConfig: { maxOutputTokens: 512 } }), 512);
+  t.is(maxOutputTokens({ max_output_tokens: 64 }), 64);
+  t.is(maxOutputTokens({}), 4096);
+  t.is(maxOutputTokens({ max_tokens: -1 }), 4096);
+  const ms = Date.UTC(2026, 10, 21, 23, 59, 30, 500);
+  t.is(utcDay(ms), "2026-11-21");
+  t.is(utcDay(ms + 30_000), "2026-11-22");
+  t.is(utcDay(ms), "2026-11-21");
+  t.is(secondsToUtcMidnight(ms), 30);
+});
