@@ -241,7 +241,8 @@ function encodedBatches(pool: Trace[], batch: number): { bytes: Uint8Array; idOf
     for (const t of pool.slice(i, i + batch)) {
       const b = toBinary(TraceSchema, { ...t, id: "trc_" + "0".repeat(ULID_LENGTH) });
       if (b[0] !== 0x0a || b[1] !== 30) throw new Error("unexpected Trace encoding: id is not the first field");
-      const head = Uint8Array.from([0x12, ...varint(b.length)]);
+      // Field 3, encoded_traces: each trace as the bytes a sidecar spooled (as current sidecars send).
+      const head = Uint8Array.from([0x1a, ...varint(b.length)]);
       parts.push(head, b);
       idOffsets.push(offset + head.length + 2 + 4);
       offset += head.length + b.length;

@@ -34,6 +34,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { traceKeyFields } from "../data-plane/src/trace/spool-format.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   AgentSchema, ApiKeySchema, HeartbeatSchema, IngestService, PolicyConditionsSchema, PolicySchema, SnapshotSchema, SyncService,
@@ -422,7 +423,10 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
     });
     router.service(IngestService, {
       async *upload(requests: AsyncIterable<UploadRequest>) {
-        for await (const req of requests) yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: req.traces.map((t) => t.id), rejected: [] });
+        for await (const req of requests) {
+          const ids = [...req.traces.map((t) => t.id), ...req.encodedTraces.map((b) => traceKeyFields(b)?.id ?? "")];
+          yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: ids, rejected: [] });
+        }
       },
     });
   };

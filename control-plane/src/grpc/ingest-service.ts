@@ -3,9 +3,17 @@
 // (the sidecar drops them). A stream works on up to MAX_IN_FLIGHT batches at once (the sidecar sends
 // up to 8 before waiting), answering them in order; when the writer is full, the stream stops
 // reading, so back-pressure reaches the sidecar through HTTP/2 flow control.
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { RejectedTraceSchema, UploadResponseSchema, type RejectedTrace, type Trace, type UploadRequest, type UploadResponse } from "@agentgov/proto";
+import {
+  RejectedTraceSchema,
+  TraceSchema,
+  UploadResponseSchema,
+  type RejectedTrace,
+  type UploadRequest,
+  type UploadResponse,
+} from "@agentgov/proto";
+import { isTraceStoreError, type TraceFacts, type TranscodedTrace } from "../stores/clickhouse/index.js";
 import type { Db } from "../stores/postgres/db.js";
 import { IngestWriteError, type IngestWriter } from "../ingest/writer.js";
 import { authenticateSidecar } from "./auth.js";
@@ -15,20 +23,26 @@ const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** Agent ids worth looking up (Postgres text cannot hold NUL; ids are short). */
 const PLAUSIBLE_AGENT_ID = /^[^\0]{1,200}$/;
 const STATUSES = new Set(["success", "error", "blocked"]);
-/** The last millisecond a ClickHouse DateTime (UInt32 seconds) holds. */
-const MAX_TIMESTAMP_MS = 4_294_967_295_999n;
 /** Batches of one stream being stored at once. */
 export const MAX_IN_FLIGHT = 16;
 
 /** Why a trace cannot be stored for this tenant, or undefined when it can. */
-function refusal(t: Trace, tenantId: string, knownAgents: ReadonlySet<string>): string | undefined {
+function refusal(t: TraceFacts, tenantId: string, knownAgents: ReadonlySet<string>): string | undefined {
   if (t.tenantId !== tenantId) return "trace belongs to another tenant";
   if (!TRACE_ID.test(t.id)) return "invalid trace id";
   if (!knownAgents.has(t.agentId)) return "unknown agent";
   if (!STATUSES.has(t.status)) return `invalid status ${JSON.stringify(t.status.slice(0, 40))}`;
-  if (t.timestampMs < 0n || t.timestampMs > MAX_TIMESTAMP_MS) return "timestamp_ms out of range";
   if (t.keyId !== "" && !KEY_ID.test(t.keyId)) return "invalid key id";
   return undefined;
+}
+
+/** The id of an encoded trace that could not be transcoded, if it can be read at all (for the rejection). */
+function idOf(bytes: Uint8Array): string {
+  try {
+    return fromBinary(TraceSchema, bytes).id;
+  } catch {
+    return "";
+  }
 }
 
 function streamError(e: unknown): unknown {
@@ -43,23 +57,37 @@ export function ingestHandlers(db: Db, writer: IngestWriter) {
       const knownAgents = new Set<string>();
 
       const store = async (req: UploadRequest): Promise<UploadResponse> => {
-        const unknown = [...new Set(req.traces.map((t) => t.agentId).filter((a) => PLAUSIBLE_AGENT_ID.test(a) && !knownAgents.has(a)))];
+        // Current sidecars send encoded traces; older ones send messages, which are encoded here so
+        // that both take the same path into the store.
+        const encoded = req.traces.length === 0 ? req.encodedTraces : [...req.encodedTraces, ...req.traces.map((t) => toBinary(TraceSchema, t))];
+        const transcoded: TranscodedTrace[] = [];
+        const rejected: RejectedTrace[] = [];
+        for (const bytes of encoded) {
+          try {
+            transcoded.push(writer.transcode(bytes));
+          } catch (e) {
+            if (!isTraceStoreError(e) || e.code !== "invalid_argument") throw e;
+            rejected.push(create(RejectedTraceSchema, { traceId: idOf(bytes), reason: e.message }));
+          }
+        }
+        const unknown = [
+          ...new Set(transcoded.map((t) => t.facts.agentId).filter((a) => PLAUSIBLE_AGENT_ID.test(a) && !knownAgents.has(a))),
+        ];
         if (unknown.length > 0) {
           const r = await db.query<{ id: string }>("SELECT id FROM agents WHERE tenant_id = $1 AND id = ANY($2)", [tenantId, unknown]);
           for (const row of r.rows) knownAgents.add(row.id);
         }
-        const accepted: Trace[] = [];
-        const rejected: RejectedTrace[] = [];
-        for (const t of req.traces) {
-          const why = refusal(t, tenantId, knownAgents);
-          if (why) rejected.push(create(RejectedTraceSchema, { traceId: t.id, reason: why }));
+        const accepted: TranscodedTrace[] = [];
+        for (const t of transcoded) {
+          const why = refusal(t.facts, tenantId, knownAgents);
+          if (why) rejected.push(create(RejectedTraceSchema, { traceId: t.facts.id, reason: why }));
           else accepted.push(t);
         }
         const refused = await writer.write(accepted, ctx.signal);
         for (const [traceId, reason] of refused) rejected.push(create(RejectedTraceSchema, { traceId, reason }));
         return create(UploadResponseSchema, {
           batchId: req.batchId,
-          ackedTraceIds: (refused.size === 0 ? accepted : accepted.filter((t) => !refused.has(t.id))).map((t) => t.id),
+          ackedTraceIds: (refused.size === 0 ? accepted : accepted.filter((t) => !refused.has(t.facts.id))).map((t) => t.facts.id),
           rejected,
         });
       };

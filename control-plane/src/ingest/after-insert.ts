@@ -2,9 +2,8 @@
 // once, via trace_receipts) and each agent's spend today, pushed to sidecars through Sync for budgets.
 // Both are idempotent: a redelivered trace adds no tool call (its receipt exists) and spend is
 // recomputed from the deduplicated trace store, so it cannot be counted twice.
-import type { Trace } from "@agentgov/proto";
 import type { Db } from "../stores/postgres/db.js";
-import type { TraceStore } from "../stores/clickhouse/index.js";
+import type { TraceFacts, TraceStore } from "../stores/clickhouse/index.js";
 import { newId } from "../domain/ids.js";
 import { recordChange } from "../stores/postgres/sync-changes.js";
 import { utcDay } from "../sync/snapshot.js";
@@ -13,8 +12,8 @@ import { utcDay } from "../sync/snapshot.js";
 export const RECEIPT_RETENTION_DAYS = 7;
 
 export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (tenantId: string) => void) {
-  return async (traces: Trace[]): Promise<void> => {
-    const byTenant = new Map<string, Map<string, Trace>>();
+  return async (traces: TraceFacts[]): Promise<void> => {
+    const byTenant = new Map<string, Map<string, TraceFacts>>();
     for (const t of traces) {
       let m = byTenant.get(t.tenantId);
       if (!m) byTenant.set(t.tenantId, (m = new Map()));
@@ -24,7 +23,7 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
       const list = [...byId.values()];
       await touchProxyKeys(db, tenantId, list);
       // Only traces with tool calls need a receipt: the others add nothing to count.
-      const withTools = list.filter((t) => t.toolCalls.length > 0);
+      const withTools = list.filter((t) => t.toolNames.length > 0);
       if (withTools.length > 0) await countTools(db, tenantId, withTools);
       // Spend today, from the deduplicated trace store, for the agents that just spent.
       const today = utcDay();
@@ -55,7 +54,7 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
   };
 }
 
-async function countTools(db: Db, tenantId: string, list: Trace[]): Promise<void> {
+async function countTools(db: Db, tenantId: string, list: TraceFacts[]): Promise<void> {
   await db.tx(async (c) => {
     const fresh = await c.query<{ trace_id: string }>(
       "INSERT INTO trace_receipts (trace_id, tenant_id) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING RETURNING trace_id",
@@ -65,9 +64,9 @@ async function countTools(db: Db, tenantId: string, list: Trace[]): Promise<void
     const counts = new Map<string, { agentId: string; tool: string; n: number; last: number }>();
     for (const t of list) {
       if (!freshIds.has(t.id)) continue;
-      for (const call of t.toolCalls) {
+      for (const name of t.toolNames) {
         // Postgres text cannot hold NUL; tool names are shown, not matched, so U+FFFD stands in.
-        const tool = call.name.slice(0, 200).replace(/\0/g, "\uFFFD");
+        const tool = name.slice(0, 200).replace(/\0/g, "\uFFFD");
         const k = `${t.agentId}\u0000${tool}`;
         const cur = counts.get(k) ?? { agentId: t.agentId, tool, n: 0, last: 0 };
         cur.n += 1;
@@ -96,7 +95,7 @@ export async function pruneTraceReceipts(db: Db): Promise<number> {
  * Keys used only at a sidecar (X-Service-Key) show their use through the traces they made: lastUsedAt
  * moves to the newest trace time, at most once a minute per key (DESIGN.md §3, key rotation).
  */
-async function touchProxyKeys(db: Db, tenantId: string, list: Trace[]): Promise<void> {
+async function touchProxyKeys(db: Db, tenantId: string, list: TraceFacts[]): Promise<void> {
   const newest = new Map<string, number>();
   for (const t of list) if (t.keyId) newest.set(t.keyId, Math.max(newest.get(t.keyId) ?? 0, Number(t.timestampMs)));
   if (newest.size === 0) return;

@@ -5,8 +5,9 @@
 // is stored exactly once when the store comes back; a trace the store cannot hold is refused alone; after-insert failures are retried;
 // shutdown rejects what it cannot store.
 import test from "ava";
-import type { Trace } from "@agentgov/proto";
-import { TraceStoreError, type TraceStore } from "../stores/clickhouse/index.js";
+import { toBinary } from "@bufbuild/protobuf";
+import { TraceSchema, type Trace } from "@agentgov/proto";
+import { TraceStoreError, type TraceFacts, type TraceStore, type TranscodedTrace } from "../stores/clickhouse/index.js";
 import { enginesUnderTest, makeTrace, openTestStore, removeChdbDataDir, type TestStore } from "../stores/clickhouse/test-engines.js";
 import { IngestWriteError, IngestWriter, type Refused } from "./writer.js";
 
@@ -22,6 +23,12 @@ function switchable(store: TraceStore) {
       s.attempts++;
       if (s.down) throw new TraceStoreError("engine_unavailable", "ClickHouse insert failed: connect ECONNREFUSED");
       return store.insert(traces);
+    },
+    transcode: (bytes) => store.transcode(bytes),
+    insertTranscoded: async (rows) => {
+      s.attempts++;
+      if (s.down) throw new TraceStoreError("engine_unavailable", "ClickHouse insert failed: connect ECONNREFUSED");
+      return store.insertTranscoded(rows);
     },
     get: (a, b) => store.get(a, b),
     listByCursor: (a, q) => store.listByCursor(a, q),
@@ -45,8 +52,16 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, timeo
   }
 }
 
-function batchOf(tenantId: string, n: number, startMs: number): Trace[] {
-  return Array.from({ length: n }, (_, i) => makeTrace({ tenantId, timestampMs: BigInt(startMs + i) }));
+/** Traces as the ingest service hands them to the writer: transcoded by the store. */
+function transcoded(store: TraceStore, traces: Trace[]): TranscodedTrace[] {
+  return traces.map((t) => store.transcode(toBinary(TraceSchema, t)));
+}
+
+function batchOf(store: TraceStore, tenantId: string, n: number, startMs: number): TranscodedTrace[] {
+  return transcoded(
+    store,
+    Array.from({ length: n }, (_, i) => makeTrace({ tenantId, timestampMs: BigInt(startMs + i) })),
+  );
 }
 
 async function count(ts: TestStore, tenantId: string): Promise<number> {
@@ -58,7 +73,7 @@ for (const kind of enginesUnderTest()) {
     const ts = await openTestStore(kind);
     try {
       const { store, s } = switchable(ts.store);
-      const afterInsert: Trace[][] = [];
+      const afterInsert: TraceFacts[][] = [];
       const writer = new IngestWriter(store, async (xs) => void afterInsert.push(xs), { maxBatch: 100, maxPending: 300, flushMs: 10, retryMaxMs: 40 });
       const tenantId = "ten_writer_outage";
       s.down = true;
@@ -67,7 +82,7 @@ for (const kind of enginesUnderTest()) {
       const writes = Array.from({ length: 12 }, (_, i) => {
         const ac = new AbortController();
         aborts.set(i, ac);
-        const traces = batchOf(tenantId, 50, 1_700_000_000_000 + i * 1000);
+        const traces = batchOf(store, tenantId, 50, 1_700_000_000_000 + i * 1000);
         const p = writer.write(traces, ac.signal);
         p.then(() => settled.set(i, "resolved"), () => settled.set(i, "rejected"));
         return { traces, p };
@@ -102,7 +117,7 @@ for (const kind of enginesUnderTest()) {
       t.is(await count(ts, tenantId), stored.length * 50);
       const finished = new Set(afterInsert.flat().map((x) => x.id));
       t.is(finished.size, stored.length * 50, "after-insert ran for every stored trace");
-      for (const w of stored) for (const x of w.traces) t.true(finished.has(x.id));
+      for (const w of stored) for (const x of w.traces) t.true(finished.has(x.facts.id));
       t.is(writer.stats().held, 0);
       t.true(writer.stats().heldHighWater <= 300);
       await writer.drain();
@@ -111,13 +126,22 @@ for (const kind of enginesUnderTest()) {
     }
   });
 
-  test.serial(`[${kind}] a trace the store cannot hold is refused alone; after-insert failures are retried`, async (t) => {
+  test.serial(`[${kind}] a trace the store refuses is refused alone; after-insert failures are retried`, async (t) => {
     const ts = await openTestStore(kind);
     try {
       let failures = 2;
       const seen: string[] = [];
+      // The real store, refusing any insert that holds one marked trace (as it would a value it cannot hold).
+      let badId = "";
+      const refusing: TraceStore = {
+        ...switchable(ts.store).store,
+        insertTranscoded: async (rows) => {
+          if (rows.some((r) => r.facts.id === badId)) throw new TraceStoreError("invalid_argument", `trace ${badId}: timestamp_ms out of range`);
+          return ts.store.insertTranscoded(rows);
+        },
+      };
       const writer = new IngestWriter(
-        ts.store,
+        refusing,
         async (xs) => {
           if (failures-- > 0) throw new Error("postgres is restarting");
           seen.push(...xs.map((x) => x.id));
@@ -125,13 +149,14 @@ for (const kind of enginesUnderTest()) {
         { flushMs: 10, retryMaxMs: 40 },
       );
       const tenantId = "ten_writer_refuse";
-      const good = batchOf(tenantId, 5, 1_700_000_000_000);
-      const bad = makeTrace({ tenantId, timestampMs: -1n });
-      const refused: Refused = await writer.write([...good.slice(0, 2), bad, ...good.slice(2)]);
-      t.deepEqual([...refused.keys()], [bad.id]);
-      t.regex(refused.get(bad.id)!, /timestamp_ms/);
+      const good = batchOf(ts.store, tenantId, 5, 1_700_000_000_000);
+      const [bad] = batchOf(ts.store, tenantId, 1, 1_700_000_000_100);
+      badId = bad!.facts.id;
+      const refused: Refused = await writer.write([...good.slice(0, 2), bad!, ...good.slice(2)]);
+      t.deepEqual([...refused.keys()], [badId]);
+      t.regex(refused.get(badId)!, /timestamp_ms/);
       t.is(await count(ts, tenantId), 5);
-      t.deepEqual(seen.sort(), good.map((x) => x.id).sort());
+      t.deepEqual(seen.sort(), good.map((x) => x.facts.id).sort());
       await writer.drain();
     } finally {
       await ts.dispose();
@@ -145,12 +170,12 @@ for (const kind of enginesUnderTest()) {
       const writer = new IngestWriter(store, async () => undefined, { maxBatch: 10, maxPending: 20, flushMs: 10, retryMaxMs: 40 });
       s.down = true;
       const tenantId = "ten_writer_drain";
-      const ps = [0, 1, 2, 3].map((i) => writer.write(batchOf(tenantId, 10, 1_700_000_000_000 + i * 100)));
+      const ps = [0, 1, 2, 3].map((i) => writer.write(batchOf(store, tenantId, 10, 1_700_000_000_000 + i * 100)));
       await until(() => s.attempts >= 2, "failed inserts");
       await writer.drain();
       const results = await Promise.allSettled(ps);
       t.true(results.every((r) => r.status === "rejected"));
-      await t.throwsAsync(writer.write(batchOf(tenantId, 1, 1_700_000_000_000)), { instanceOf: IngestWriteError });
+      await t.throwsAsync(writer.write(batchOf(store, tenantId, 1, 1_700_000_000_000)), { instanceOf: IngestWriteError });
       t.is(writer.stats().held, 0);
     } finally {
       await ts.dispose();

@@ -11,8 +11,7 @@
 // control pushes back to the sidecar. A write whose stream goes away while it waits for room is
 // dropped; once admitted it is stored anyway (harmless: ids are idempotent; and at shutdown it
 // means the traces already received are kept).
-import type { Trace } from "@agentgov/proto";
-import { isTraceStoreError, type TraceStore } from "../stores/clickhouse/index.js";
+import { isTraceStoreError, type TraceFacts, type TraceStore, type TranscodedTrace } from "../stores/clickhouse/index.js";
 
 export interface IngestWriterLogger {
   warn(o: object, m?: string): void;
@@ -60,7 +59,7 @@ export interface IngestWriterStats {
 }
 
 interface Pending {
-  traces: Trace[];
+  traces: TranscodedTrace[];
   at: number;
   refused: Refused;
   resolve: (r: Refused) => void;
@@ -99,7 +98,7 @@ export class IngestWriter {
 
   constructor(
     private readonly store: TraceStore,
-    private readonly afterInsert: (traces: Trace[]) => Promise<void>,
+    private readonly afterInsert: (traces: TraceFacts[]) => Promise<void>,
     options: IngestWriterOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 5000;
@@ -110,12 +109,17 @@ export class IngestWriter {
     this.log = options.log;
   }
 
+  /** An encoded Trace as a row for write() (throws TraceStoreError invalid_argument for bad bytes). */
+  transcode(bytes: Uint8Array): TranscodedTrace {
+    return this.store.transcode(bytes);
+  }
+
   /**
    * Resolves once the store holds `traces` and after-insert has run for them, with the traces the
    * store refused for good (normally none). Waits for room first when the writer is full. Rejects
    * with IngestWriteError when `signal` aborts while it waits for room, or at shutdown.
    */
-  async write(traces: Trace[], signal?: AbortSignal): Promise<Refused> {
+  async write(traces: TranscodedTrace[], signal?: AbortSignal): Promise<Refused> {
     if (traces.length === 0) return new Map();
     if (this.closing) throw new IngestWriteError("closing", "the control plane is shutting down");
     await this.room(traces.length, signal);
@@ -244,7 +248,7 @@ export class IngestWriter {
     const traces = batch.flatMap((p) => p.traces);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.store.insert(traces);
+        await this.store.insertTranscoded(traces);
         break;
       } catch (e) {
         try {
@@ -273,11 +277,11 @@ export class IngestWriter {
       for (const t of p.traces) {
         for (let attempt = 1; ; attempt++) {
           try {
-            await this.store.insert([t]);
+            await this.store.insertTranscoded([t]);
             break;
           } catch (e) {
             if (isTraceStoreError(e) && e.code === "invalid_argument") {
-              p.refused.set(t.id, `the trace store refused it: ${e.message}`);
+              p.refused.set(t.facts.id, `the trace store refused it: ${e.message}`);
               break;
             }
             if (this.closing) throw e;
@@ -294,7 +298,9 @@ export class IngestWriter {
     try {
       while (this.inserted.length > 0) {
         const group = this.inserted.splice(0).flat();
-        const traces = group.flatMap((p) => (p.refused.size === 0 ? p.traces : p.traces.filter((t) => !p.refused.has(t.id))));
+        const traces = group.flatMap((p) =>
+          (p.refused.size === 0 ? p.traces : p.traces.filter((t) => !p.refused.has(t.facts.id))).map((t) => t.facts),
+        );
         let failed: unknown;
         for (let attempt = 1; ; attempt++) {
           try {

@@ -23,8 +23,9 @@ export function grpcMetricsInterceptor(m: ControlPlaneMetrics): Interceptor {
         ...req,
         message: (async function* () {
           for await (const msg of source) {
-            const traces = (msg as { traces?: unknown[] }).traces;
-            if (Array.isArray(traces)) m.ingestUploadBatch.observe(traces.length);
+            const { traces, encodedTraces } = msg as { traces?: unknown[]; encodedTraces?: unknown[] };
+            const n = (Array.isArray(traces) ? traces.length : 0) + (Array.isArray(encodedTraces) ? encodedTraces.length : 0);
+            m.ingestUploadBatch.observe(n);
             yield msg;
           }
         })(),

@@ -41,7 +41,7 @@ export function createControlPlaneMetrics(): ControlPlaneMetrics {
 }
 
 /** Wraps ingest's after-insert step to record stored batch sizes and lag (the traces are stored when it runs). */
-export function meterStoredTraces<T extends { timestampMs: bigint }>(m: ControlPlaneMetrics, after: (traces: T[]) => Promise<void>, now: () => number = Date.now) {
+export function meterStoredTraces<T extends { timestampMs: number | bigint }>(m: ControlPlaneMetrics, after: (traces: T[]) => Promise<void>, now: () => number = Date.now) {
   return async (traces: T[]): Promise<void> => {
     const at = now();
     m.ingestStoredBatch.observe(traces.length);

@@ -1,6 +1,8 @@
 // Ties the budget ledger to the trace spool: acknowledgements from the control plane retire local
 // spend (budget.ts), and at start the spool's unacknowledged traces of today are counted again, so a
 // sidecar restart within the day does not forget spend the control plane has not seen.
+import { fromBinary } from "@bufbuild/protobuf";
+import { TraceSchema, type Trace } from "@agentgov/proto";
 import type { TraceQueue } from "../trace/queue.js";
 import type { BudgetLedger, RestoredSpend } from "./budget.js";
 
@@ -33,11 +35,17 @@ export async function restoreSpendFromSpool(queue: TraceQueue, budget: BudgetLed
   for (;;) {
     const page = await queue.peek(PAGE, seen);
     if (page.length === 0) break;
-    for (const t of page) {
-      seen.add(t.id);
+    for (const s of page) {
+      seen.add(s.id);
+      let t: Trace;
+      try {
+        t = fromBinary(TraceSchema, s.payload);
+      } catch {
+        continue; // passed the record CRC but is not a Trace: it cannot be counted (the control plane will reject it)
+      }
       if (t.costUsd <= 0) continue;
       const day = new Date(Number(t.timestampMs)).toISOString().slice(0, 10);
-      if (day === today) restored.push({ traceId: t.id, agentId: t.agentId, day, cost: t.costUsd });
+      if (day === today) restored.push({ traceId: s.id, agentId: t.agentId, day, cost: t.costUsd });
     }
     if (page.length < PAGE) break;
   }

@@ -29,11 +29,18 @@ export interface SpoolStats {
   commits: number;
 }
 
+/** A spooled trace as the shipper sends it: its id and the encoded governance.v1.Trace exactly as spooled. */
+export interface SpooledTrace {
+  id: string;
+  /** `toBinary(TraceSchema, trace)` as written to the spool; may be a view of the spool's buffers: do not modify. */
+  payload: Uint8Array;
+}
+
 export interface TraceQueue {
   /** Queues a trace; the promise resolves once it is on disk (never rejects). */
   append(t: Trace): Promise<void>;
   /** Up to `n` traces that are on disk, oldest first, skipping ids in `exclude`, at most about `maxBytes` encoded. */
-  peek(n: number, exclude: ReadonlySet<string>, maxBytes?: number): Promise<Trace[]>;
+  peek(n: number, exclude: ReadonlySet<string>, maxBytes?: number): Promise<SpooledTrace[]>;
   /** The control plane acknowledged (or rejected for good) these traces: forget them. */
   remove(ids: readonly string[]): Promise<void>;
   /** Unacknowledged traces. */

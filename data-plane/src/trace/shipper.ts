@@ -149,7 +149,8 @@ export class TraceShipper {
         for (const t of next) sent.add(t.id);
         inFlight.set(batchId, { ids: next.map((t) => t.id), sentAt: Date.now() });
         counters.batchesSent++;
-        yield create(UploadRequestSchema, { batchId, traces: next });
+        // The spool's encoded bytes go out as they are: no decode here, no re-encode by connect.
+        yield create(UploadRequestSchema, { batchId, encodedTraces: next.map((t) => t.payload) });
       }
     }
 

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { TraceSchema, type Trace } from "@agentgov/proto";
 import { DurableSpool, SpoolLockedError, type SpoolLog } from "./spool.js";
 import { HEADER_BYTES } from "./spool-format.js";
@@ -60,7 +60,12 @@ test("unacknowledged traces are replayed after a restart, acknowledged ones are 
   t.is(b.stats().replayedTotal, 60);
   const replayed = await b.peek(1000, new Set());
   t.deepEqual(replayed.map((x) => x.id), traces.slice(40).map((x) => x.id));
-  t.is(replayed[5]!.prompt, traces[45]!.prompt, "traces read back from disk are intact");
+  t.deepEqual(fromBinary(TraceSchema, replayed[5]!.payload), traces[45]!, "traces read back from disk are intact");
+  t.deepEqual(
+    replayed.map((x) => Buffer.from(x.payload).toString("base64")),
+    traces.slice(40).map((x) => Buffer.from(toBinary(TraceSchema, x)).toString("base64")),
+    "the payloads are the encoded traces exactly as spooled",
+  );
   await b.remove(replayed.map((x) => x.id));
   t.is(b.size(), 0);
   await b.close();
@@ -84,6 +89,52 @@ test("peek skips excluded ids and respects the byte budget; traces are shipped o
   const one = await s.peek(10, new Set(), 1);
   t.is(one.length, 1, "at least one trace even when it alone exceeds the byte budget");
   t.true(s.stats().commits >= 1);
+  await s.close();
+});
+
+test("peek returns the encoded traces exactly as spooled, from the in-memory cache and from disk alike", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const xs = Array.from({ length: 50 }, (_, i) => trace(i, "cached or not"));
+  const encoded = xs.map((x) => Buffer.from(toBinary(TraceSchema, x)).toString("base64"));
+  const recordBytes = xs.map((x) => HEADER_BYTES + toBinary(TraceSchema, x).length);
+  // A cache budget of about 10 records: the rest are read back from disk at peek.
+  const cacheBytes = recordBytes.slice(0, 10).reduce((a, b) => a + b, 0);
+  for (const opts of [{ cacheBytes }, { cacheBytes: 0 }, {}]) {
+    const s = await DurableSpool.open({ dir, log: logSink().log, ...opts });
+    await Promise.all(xs.map((x) => s.append(x)));
+    const got = await s.peek(100, new Set());
+    t.deepEqual(got.map((x) => x.id), xs.map((x) => x.id));
+    t.deepEqual(got.map((x) => Buffer.from(x.payload).toString("base64")), encoded, `payloads exact with ${JSON.stringify(opts)}`);
+    t.deepEqual(got.map((x) => fromBinary(TraceSchema, x.payload)), xs);
+    // A second peek gives the same bytes (a cached payload is not consumed or modified by the first).
+    const again = await s.peek(100, new Set());
+    t.deepEqual(again.map((x) => Buffer.from(x.payload).toString("base64")), encoded);
+    await s.remove(xs.map((x) => x.id));
+    await s.close();
+  }
+});
+
+test("a record damaged on disk after it was written is quarantined at peek and dropped; the others still ship", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log, lines } = logSink();
+  const s = await DurableSpool.open({ dir, log, cacheBytes: 0 });
+  const xs = Array.from({ length: 5 }, (_, i) => trace(i, "rot on disk"));
+  await Promise.all(xs.map((x) => s.append(x)));
+  const path = join(dir, segmentFiles(dir)[0]!);
+  const bytes = readFileSync(path);
+  const offsets: number[] = [];
+  for (let at = 0; at < bytes.length; at += HEADER_BYTES + bytes.readUInt32LE(at + 4)) offsets.push(at);
+  bytes[offsets[2]! + HEADER_BYTES + 5]! ^= 0xff;
+  writeFileSync(path, bytes);
+  const got = await s.peek(10, new Set());
+  t.deepEqual(got.map((x) => x.id), xs.filter((_, i) => i !== 2).map((x) => x.id));
+  t.deepEqual(got.map((x) => fromBinary(TraceSchema, x.payload)), xs.filter((_, i) => i !== 2));
+  t.is(s.size(), 4);
+  t.is(s.stats().droppedTotal, 1);
+  t.is(s.stats().quarantinedRanges, 1);
+  t.true(lines.some((l) => l.level === "error" && /damaged on disk/.test(l.obj && "reason" in l.obj ? String(l.obj.reason) : "")));
   await s.close();
 });
 

@@ -15,10 +15,10 @@ import { closeSync, existsSync, fdatasync, mkdirSync, openSync, readdirSync, rea
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
 import { TraceSchema, type Trace } from "@agentgov/proto";
-import type { SpoolStats, TraceQueue } from "./queue.js";
-import { decodeRecord, encodeRecord, scanRecords, traceKeyFields } from "./spool-format.js";
+import type { SpooledTrace, SpoolStats, TraceQueue } from "./queue.js";
+import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, traceKeyFields } from "./spool-format.js";
 
 const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
@@ -42,7 +42,7 @@ export interface SpoolOptions {
   maxBytes?: number;
   /** Segment size; default maxBytes/16 within [64 KiB, 64 MiB], so that a drop when full frees 1/16 of the spool. */
   segmentBytes?: number;
-  /** Decoded traces kept in memory for shipping; the rest are read back from disk. */
+  /** Encoded traces (record bytes) kept in memory for shipping; the rest are read back from disk. */
   cacheBytes?: number;
   log: SpoolLog;
 }
@@ -81,7 +81,8 @@ interface Entry {
   offset: number;
   length: number;
   ts: number;
-  trace: Trace | undefined;
+  /** The encoded trace, cached (a view of the record buffer, which is never modified after encodeRecord). */
+  payload: Uint8Array | undefined;
   /** On disk, or kept in memory only after a failed write: either way it may be shipped. */
   ready: boolean;
   memoryOnly: boolean;
@@ -242,7 +243,7 @@ export class DurableSpool implements TraceQueue {
           continue;
         }
         if (acked.has(key.id) || this.index.has(key.id)) continue;
-        this.index.set(key.id, { id: key.id, seg, offset: r.offset, length: r.length, ts: key.timestampMs || Date.now(), trace: undefined, ready: true, memoryOnly: false });
+        this.index.set(key.id, { id: key.id, seg, offset: r.offset, length: r.length, ts: key.timestampMs || Date.now(), payload: undefined, ready: true, memoryOnly: false });
         seg.live++;
         this.counters.replayedTotal++;
       }
@@ -287,10 +288,11 @@ export class DurableSpool implements TraceQueue {
     }
     if (this.index.has(t.id)) return Promise.resolve();
     const record = encodeRecord(toBinary(TraceSchema, t));
+    const payload = record.subarray(HEADER_BYTES);
     this.makeRoom(record.length);
     if (this.active.size > 0 && this.active.size + record.length > this.segmentBytes) this.rotate();
     const seg = this.active;
-    const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), trace: t, ready: false, memoryOnly: false };
+    const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload, ready: false, memoryOnly: false };
     seg.size += record.length;
     seg.live++;
     seg.pendingWrites++;
@@ -350,8 +352,8 @@ export class DurableSpool implements TraceQueue {
   private forget(id: string, e: Entry): void {
     this.index.delete(id);
     e.seg.live--;
-    if (e.trace) {
-      e.trace = undefined;
+    if (e.payload) {
+      e.payload = undefined;
       this.cachedBytes -= e.length;
     }
   }
@@ -413,8 +415,8 @@ export class DurableSpool implements TraceQueue {
           seg.pendingWrites--;
           e.ready = true;
           if (!ok) e.memoryOnly = true;
-          else if (e.trace && this.cachedBytes > this.cacheBytes) {
-            e.trace = undefined;
+          else if (e.payload && this.cachedBytes > this.cacheBytes) {
+            e.payload = undefined;
             this.cachedBytes -= e.length;
           }
         }
@@ -432,7 +434,8 @@ export class DurableSpool implements TraceQueue {
     }
   }
 
-  private async readTrace(e: Entry): Promise<Trace | undefined> {
+  /** Reads an entry's encoded trace back from its segment (checked against the record's CRC, not decoded). */
+  private async readPayload(e: Entry): Promise<Uint8Array | undefined> {
     const seg = e.seg;
     if (seg.deleted) return undefined;
     seg.readFh ??= open(seg.path, "r");
@@ -441,7 +444,7 @@ export class DurableSpool implements TraceQueue {
       const fh = await seg.readFh;
       const { bytesRead } = await fh.read(buf, 0, e.length, e.offset);
       const payload = bytesRead === e.length ? decodeRecord(buf) : undefined;
-      if (payload) return fromBinary(TraceSchema, payload);
+      if (payload) return payload;
       if (!this.index.has(e.id)) return undefined;
       this.quarantine(seg.seq, buf.subarray(0, bytesRead), e.offset, "record damaged on disk after it was written");
     } catch (err) {
@@ -454,7 +457,7 @@ export class DurableSpool implements TraceQueue {
     return undefined;
   }
 
-  async peek(n: number, exclude: ReadonlySet<string>, maxBytes = Number.POSITIVE_INFINITY): Promise<Trace[]> {
+  async peek(n: number, exclude: ReadonlySet<string>, maxBytes = Number.POSITIVE_INFINITY): Promise<SpooledTrace[]> {
     const picked: Entry[] = [];
     let bytes = 0;
     for (const e of this.index.values()) {
@@ -464,10 +467,10 @@ export class DurableSpool implements TraceQueue {
       picked.push(e);
       bytes += e.length;
     }
-    const out: Trace[] = [];
+    const out: SpooledTrace[] = [];
     for (const e of picked) {
-      const t = e.trace ?? (await this.readTrace(e));
-      if (t && this.index.get(e.id) === e) out.push(t);
+      const payload = e.payload ?? (await this.readPayload(e));
+      if (payload && this.index.get(e.id) === e) out.push({ id: e.id, payload });
     }
     return out;
   }

@@ -70,12 +70,11 @@ export class ChdbEngine implements SqlEngine {
     }
   }
 
-  async insertJsonEachRow(table: SqlFragment, rows: readonly EngineRow[]): Promise<void> {
+  async insertTabSeparated(table: SqlFragment, columns: readonly string[], body: Buffer): Promise<void> {
     const session = this.live();
-    if (rows.length === 0) return;
-    const body = Buffer.from(rows.map((r) => JSON.stringify(r)).join("\n"), "utf8");
+    if (body.length === 0) return;
     try {
-      await this.track(session.insert({ table: table.text, values: body, format: "JSONEachRow", settings: { ...INPUT_SETTINGS } }));
+      await this.track(session.insert({ table: table.text, columns, values: body, format: "TabSeparated", settings: { ...INPUT_SETTINGS } }));
     } catch (e) {
       throw engineError("query_failed", "chDB insert failed", e);
     }

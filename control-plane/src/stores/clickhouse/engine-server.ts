@@ -1,6 +1,7 @@
 // Engine: a ClickHouse server over HTTP through @clickhouse/client. Works with servers as old as
 // Debian's 18.16: no query parameters, no async_insert; settings travel as URL parameters.
 
+import { Readable } from "node:stream";
 import { ClickHouseLogLevel, createClient, type ClickHouseClient } from "@clickhouse/client";
 import type { EngineRow, SqlEngine } from "./engine.js";
 import { INPUT_SETTINGS } from "./engine.js";
@@ -70,11 +71,13 @@ export class ServerEngine implements SqlEngine {
     }
   }
 
-  async insertJsonEachRow(table: SqlFragment, rows: readonly EngineRow[]): Promise<void> {
+  async insertTabSeparated(table: SqlFragment, columns: readonly string[], body: Buffer): Promise<void> {
     this.live();
-    if (rows.length === 0) return;
+    if (body.length === 0) return;
+    const [first, ...rest] = columns;
+    if (first === undefined) throw new TraceStoreError("invalid_argument", "insert without columns");
     try {
-      await this.client.insert({ table: table.text, values: rows as EngineRow[], format: "JSONEachRow" });
+      await this.client.insert({ table: table.text, columns: [first, ...rest], values: Readable.from([body], { objectMode: false }), format: "TabSeparated" });
     } catch (e) {
       throw failure("ClickHouse insert failed", e);
     }

@@ -21,10 +21,10 @@ export interface SqlEngine {
   /** Runs a statement without a result (DDL, ALTER). */
   command(statement: SqlFragment): Promise<void>;
   /**
-   * Inserts rows as JSONEachRow with `date_time_input_format=basic`; resolves when the engine holds
-   * them. `table` is a whitelisted `db.table`.
+   * Inserts TabSeparated rows of `columns` (with `date_time_input_format=basic`); resolves when the
+   * engine holds them. `table` is a whitelisted `db.table`, `columns` whitelisted names.
    */
-  insertJsonEachRow(table: SqlFragment, rows: readonly EngineRow[]): Promise<void>;
+  insertTabSeparated(table: SqlFragment, columns: readonly string[], body: Buffer): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

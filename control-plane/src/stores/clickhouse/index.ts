@@ -24,4 +24,6 @@ export type {
   TraceStore,
   TraceStoreLogger,
   TraceStoreOptions,
+  TraceFacts,
+  TranscodedTrace,
 } from "./types.js";

@@ -6,86 +6,20 @@ import test from "ava";
 import {
   create,
   PiiDetectionSchema,
-  PolicyEvaluationSchema,
   QualityScoreSchema,
   SpanSchema,
   ToolCallSchema,
   TraceSchema,
   toJson,
-  type Trace,
 } from "@agentgov/proto";
 import { TraceStoreError } from "./errors.js";
 import { HOSTILE_STRINGS } from "./hostile-strings.js";
 import { num } from "./json-values.js";
 import { sql, sqlIdent, wellFormed } from "./sql-literal.js";
 import { openTraceStore } from "./trace-store.js";
-import { enginesUnderTest, makeTrace, openTestStore, removeChdbDataDir, storeOptions, traceId } from "./test-engines.js";
+import { enginesUnderTest, fullTrace, makeTrace, openTestStore, removeChdbDataDir, storeOptions, traceId } from "./test-engines.js";
 
 test.after.always(() => removeChdbDataDir());
-
-function fullTrace(tenantId: string, ms: number): Trace {
-  return create(TraceSchema, {
-    id: traceId(ms),
-    tenantId,
-    agentId: "agt_01J0000000000000000000000A",
-    agentName: "Support bot ‘β’",
-    environment: "staging",
-    sessionId: "sess-42",
-    provider: "anthropic",
-    model: "claude-3-5-sonnet-20241022",
-    status: "blocked",
-    timestampMs: BigInt(ms),
-    requestId: "req_abc",
-    httpStatus: -1,
-    errorCode: "policy_violation",
-    inputTokens: 4_294_967_295,
-    outputTokens: 17,
-    cachedInputTokens: 3,
-    cacheWriteTokens: 5,
-    tokensEstimated: true,
-    costUsd: 0.1 + 0.2,
-    inputCost: 1e-9,
-    outputCost: 123456.789012345,
-    pricePerMillionInput: 3,
-    pricePerMillionOutput: 15.5,
-    priceVersion: "2026-01-01",
-    priceMissing: true,
-    latencyMs: 1234.5678,
-    providerMs: 1000.25,
-    overheadMs: 2.125,
-    spans: [
-      create(SpanSchema, { stage: "policy_eval", durationMs: 0.5 }),
-      create(SpanSchema, { stage: "pii_scan", durationMs: 1.25 }),
-      create(SpanSchema, { stage: "provider", durationMs: 1000.25 }),
-      create(SpanSchema, { stage: "quality_score", durationMs: 3 }),
-      create(SpanSchema, { stage: "overhead", durationMs: 2.125 }),
-    ],
-    injectionScore: 0.875,
-    piiScanEnabled: true,
-    piiDetections: [
-      create(PiiDetectionSchema, { entityType: "ssn", start: 10, end: 21, source: "prompt", score: 0.99 }),
-      create(PiiDetectionSchema, { entityType: "email", start: 0, end: 4_294_967_295, source: "completion", score: 0.5 }),
-    ],
-    policyEvaluations: [
-      create(PolicyEvaluationSchema, { policyId: "pol_1", policyName: "No SSN", result: "fail", actionTaken: "block" }),
-      create(PolicyEvaluationSchema, { policyId: "pol_2", policyName: "Log all", result: "pass", actionTaken: "none" }),
-    ],
-    policiesFired: ["pol_1", "rate_limit"],
-    policiesEvaluated: 2,
-    policiesBlocked: 1,
-    qualityScores: [
-      create(QualityScoreSchema, { scorer: "relevance", score: 0.75 }),
-      create(QualityScoreSchema, { scorer: "toxicity", score: 0 }),
-    ],
-    toolCalls: [
-      create(ToolCallSchema, { name: "get_weather", id: "call_1" }),
-      create(ToolCallSchema, { name: "search", id: "" }),
-    ],
-    prompt: "system: be nice\n\nuser: my SSN is ***********, it's \\ \"quoted\" \0 😀",
-    completion: "I can't help with that.\r\n\t— done",
-    streamed: true,
-  });
-}
 
 for (const kind of enginesUnderTest()) {
   test(`${kind}: every field of a trace round-trips through insert and get`, async (t) => {

@@ -3,17 +3,18 @@
 // statements for both engines.
 
 import { join } from "node:path";
-import type { Trace } from "@agentgov/proto";
+import { toBinary } from "@bufbuild/protobuf";
+import { TraceSchema, type Trace } from "@agentgov/proto";
 import { ServerEngine } from "./engine-server.js";
-import { type EngineRow, parseEngineVersion, type SqlEngine } from "./engine.js";
+import { parseEngineVersion, type SqlEngine } from "./engine.js";
 import { TraceStoreError } from "./errors.js";
 import { str } from "./json-values.js";
 import { dropExpiredPartitions } from "./retention.js";
-import { traceToRow } from "./row-codec.js";
 import { engineCaps, migrate, TRACES_TABLE } from "./schema.js";
 import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
 import type { StoreContext } from "./store-context.js";
 import { getTrace, listByCursor, listByOffset } from "./trace-lists.js";
+import { TRANSCODED_COLUMNS, transcodeTrace, type TranscodedTrace } from "./trace-transcoder.js";
 import { agentMetrics, dailySpend, traceStats } from "./trace-stats.js";
 import type {
   AgentMetrics,
@@ -51,15 +52,21 @@ class ClickHouseTraceStore implements TraceStore {
   }
 
   async insert(traces: readonly Trace[]): Promise<void> {
-    if (traces.length === 0) return;
-    const version = this.nextVersion();
-    const report = { nonFinite: [] as string[] };
-    const rows: EngineRow[] = traces.map((t) => traceToRow(t, version, report));
-    if (report.nonFinite.length > 0) {
-      this.logger?.warn({ fields: [...new Set(report.nonFinite)], count: report.nonFinite.length }, "non-finite trace numbers stored as 0");
+    await this.insertTranscoded(traces.map((t) => this.transcode(toBinary(TraceSchema, t))));
+  }
+
+  transcode(bytes: Uint8Array): TranscodedTrace {
+    const t = transcodeTrace(bytes, this.nextVersion());
+    if (t.nonFinite.length > 0) {
+      this.logger?.warn({ traceId: t.facts.id, fields: [...new Set(t.nonFinite)] }, "non-finite trace numbers stored as 0");
     }
+    return t;
+  }
+
+  async insertTranscoded(rows: readonly TranscodedTrace[]): Promise<void> {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
-      await this.sqlEngine.insertJsonEachRow(this.ctx.table, rows.slice(i, i + INSERT_CHUNK_ROWS));
+      const chunk = rows.slice(i, i + INSERT_CHUNK_ROWS);
+      await this.sqlEngine.insertTabSeparated(this.ctx.table, TRANSCODED_COLUMNS, Buffer.concat(chunk.map((r) => r.row)));
     }
   }
 

@@ -2,6 +2,7 @@
 
 import type { Trace } from "@agentgov/proto";
 import type { EngineKind } from "./engine.js";
+import type { TranscodedTrace } from "./trace-transcoder.js";
 
 export interface TraceStoreLogger {
   warn(o: object, m?: string): void;
@@ -146,11 +147,20 @@ export interface AgentMetrics {
   totalCost: number;
 }
 
+export type { TraceFacts, TranscodedTrace } from "./trace-transcoder.js";
+
 export interface TraceStore {
   readonly engine: EngineKind;
   ping(): Promise<boolean>;
   /** Resolves once the engine holds the rows; rejects on failure. Re-inserting a trace replaces it. */
   insert(traces: readonly Trace[]): Promise<void>;
+  /**
+   * One encoded Trace (protobuf binary) as a row ready to insert, with the facts ingest needs.
+   * Throws TraceStoreError invalid_argument when the bytes are not a Trace the store can hold.
+   */
+  transcode(bytes: Uint8Array): TranscodedTrace;
+  /** Inserts transcoded rows; like insert(). */
+  insertTranscoded(rows: readonly TranscodedTrace[]): Promise<void>;
   /** The full trace (every field, prompt and completion included), or null. */
   get(tenantId: string, id: string): Promise<Trace | null>;
   listByCursor(tenantId: string, q: CursorListQuery): Promise<CursorListResult>;

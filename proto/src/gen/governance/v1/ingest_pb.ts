@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file governance/v1/ingest.proto.
  */
 export const file_governance_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("Chpnb3Zlcm5hbmNlL3YxL2luZ2VzdC5wcm90bxINZ292ZXJuYW5jZS52MSJHCg1VcGxvYWRSZXF1ZXN0EhAKCGJhdGNoX2lkGAEgASgEEiQKBnRyYWNlcxgCIAMoCzIULmdvdmVybmFuY2UudjEuVHJhY2UiawoOVXBsb2FkUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAQSFwoPYWNrZWRfdHJhY2VfaWRzGAIgAygJEi4KCHJlamVjdGVkGAMgAygLMhwuZ292ZXJuYW5jZS52MS5SZWplY3RlZFRyYWNlIjEKDVJlamVjdGVkVHJhY2USEAoIdHJhY2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJMloKDUluZ2VzdFNlcnZpY2USSQoGVXBsb2FkEhwuZ292ZXJuYW5jZS52MS5VcGxvYWRSZXF1ZXN0Gh0uZ292ZXJuYW5jZS52MS5VcGxvYWRSZXNwb25zZSgBMAFiBnByb3RvMw", [file_governance_v1_trace]);
+  fileDesc("Chpnb3Zlcm5hbmNlL3YxL2luZ2VzdC5wcm90bxINZ292ZXJuYW5jZS52MSJfCg1VcGxvYWRSZXF1ZXN0EhAKCGJhdGNoX2lkGAEgASgEEiQKBnRyYWNlcxgCIAMoCzIULmdvdmVybmFuY2UudjEuVHJhY2USFgoOZW5jb2RlZF90cmFjZXMYAyADKAwiawoOVXBsb2FkUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAQSFwoPYWNrZWRfdHJhY2VfaWRzGAIgAygJEi4KCHJlamVjdGVkGAMgAygLMhwuZ292ZXJuYW5jZS52MS5SZWplY3RlZFRyYWNlIjEKDVJlamVjdGVkVHJhY2USEAoIdHJhY2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJMloKDUluZ2VzdFNlcnZpY2USSQoGVXBsb2FkEhwuZ292ZXJuYW5jZS52MS5VcGxvYWRSZXF1ZXN0Gh0uZ292ZXJuYW5jZS52MS5VcGxvYWRSZXNwb25zZSgBMAFiBnByb3RvMw", [file_governance_v1_trace]);
 
 /**
  * @generated from message governance.v1.UploadRequest
@@ -24,9 +24,21 @@ export type UploadRequest = Message<"governance.v1.UploadRequest"> & {
   batchId: bigint;
 
   /**
+   * Traces as messages (older sidecars). Current sidecars send encoded_traces instead.
+   *
    * @generated from field: repeated governance.v1.Trace traces = 2;
    */
   traces: Trace[];
+
+  /**
+   * Each element is one Trace in protobuf binary encoding: the bytes the sidecar wrote to its
+   * spool, shipped as they are, so that neither side re-encodes or fully decodes a trace on its
+   * hot path (the control plane reads the few fields it checks and transcodes the rest straight
+   * into the trace store's insert format). A batch may use both fields.
+   *
+   * @generated from field: repeated bytes encoded_traces = 3;
+   */
+  encodedTraces: Uint8Array[];
 };
 
 /**

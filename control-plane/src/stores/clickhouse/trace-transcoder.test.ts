@@ -1,0 +1,189 @@
+// The ingest transcoder (encoded Trace → TabSeparated row): on every engine the stored row equals
+// what the reference codec (row-codec.ts traceToRow) makes of the decoded trace — full traces,
+// random ones, hostile strings, invalid UTF-8, non-finite numbers, unknown fields; the facts it reads
+// are the trace's; bytes that are not a Trace, or a trace the store cannot hold, are refused.
+
+import test from "ava";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { PiiDetectionSchema, SpanSchema, ToolCallSchema, TraceSchema, type Trace } from "@agentgov/proto";
+import { TraceStoreError } from "./errors.js";
+import { fuzzStrings, HOSTILE_STRINGS } from "./hostile-strings.js";
+import type { EngineRow } from "./engine.js";
+import { num, str } from "./json-values.js";
+import { traceToRow } from "./row-codec.js";
+import { columnList, TRACE_COLUMNS } from "./schema.js";
+import { sql, sqlIdent, sqlInList } from "./sql-literal.js";
+import { enginesUnderTest, fullTrace, makeTrace, openTestStore, randomTraces, removeChdbDataDir, traceId } from "./test-engines.js";
+import { TRANSCODED_COLUMNS, transcodeTrace } from "./trace-transcoder.js";
+
+test.after.always(() => removeChdbDataDir());
+
+const NOW = Date.UTC(2026, 10, 20, 12, 0, 0);
+
+/** Appends raw protobuf bytes (an unknown field, or a string field with given bytes) to a message. */
+function withExtra(bytes: Uint8Array, extra: number[]): Uint8Array {
+  return Uint8Array.from([...bytes, ...extra]);
+}
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  out.push(n);
+  return out;
+}
+
+const tag = (no: number, wire: number): number[] => varint((no << 3) | wire);
+
+/** Field `no` (wire type 2) holding `payload`. */
+function lenField(no: number, payload: number[]): number[] {
+  return [...tag(no, 2), ...varint(payload.length), ...payload];
+}
+
+/** Compares what the engine printed with the reference row (64-bit integers may come quoted). */
+function normalise(row: EngineRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of TRACE_COLUMNS) {
+    const v = row[c.name];
+    if (c.type.startsWith("Array(") && !c.type.includes("String")) out[c.name] = (v as unknown[]).map(num);
+    else if (c.type.startsWith("Array(")) out[c.name] = v;
+    else if (c.type === "String" || c.type.startsWith("DateTime") || c.type === "Nullable(String)") out[c.name] = v === null ? null : str(v);
+    else out[c.name] = num(v);
+  }
+  return out;
+}
+
+test("the transcoded columns are the table's columns, in order", (t) => {
+  t.deepEqual([...TRANSCODED_COLUMNS], TRACE_COLUMNS.map((c) => c.name));
+});
+
+test("facts are the trace's own fields", (t) => {
+  const full = fullTrace("ten_f", NOW);
+  const { facts, nonFinite } = transcodeTrace(toBinary(TraceSchema, full), 7);
+  t.deepEqual(facts, {
+    id: full.id,
+    tenantId: "ten_f",
+    agentId: full.agentId,
+    status: full.status,
+    timestampMs: NOW,
+    keyId: full.keyId,
+    costUsd: full.costUsd,
+    toolNames: full.toolCalls.map((c) => c.name),
+  });
+  t.deepEqual(nonFinite, []);
+});
+
+test("bytes that are not a Trace, or a trace the store cannot hold, are refused with invalid_argument", (t) => {
+  const good = toBinary(TraceSchema, makeTrace({ tenantId: "ten", timestampMs: BigInt(NOW) }));
+  const refuse = (bytes: Uint8Array, message: RegExp) => {
+    const e = t.throws(() => transcodeTrace(bytes, 1), { instanceOf: TraceStoreError });
+    t.is(e?.code, "invalid_argument");
+    t.regex(e?.message ?? "", message);
+  };
+  refuse(good.subarray(0, good.length - 3), /malformed trace/);
+  refuse(Uint8Array.from([0x0a, 0x7f, 0x41]), /malformed trace/); // length beyond the end
+  refuse(withExtra(good, [...tag(10, 2), 1, 0x41]), /wire type/); // timestamp_ms as bytes
+  refuse(withExtra(good, [0x80, 0x80, 0x80]), /malformed trace/); // truncated tag
+  refuse(withExtra(good, tag(99, 3)), /wire type/); // groups are not proto3
+  refuse(toBinary(TraceSchema, makeTrace({ tenantId: "ten", timestampMs: -1n })), /timestamp_ms out of range/);
+  refuse(toBinary(TraceSchema, makeTrace({ tenantId: "ten", timestampMs: 4_294_967_296_000n })), /timestamp_ms out of range/);
+  refuse(toBinary(TraceSchema, makeTrace({ tenantId: "", timestampMs: BigInt(NOW) })), /without tenant_id/);
+  refuse(toBinary(TraceSchema, { ...makeTrace({ tenantId: "ten", timestampMs: BigInt(NOW) }), id: "" }), /without id/);
+});
+
+for (const kind of enginesUnderTest()) {
+  test.serial(`[${kind}] stored rows equal the reference codec's, for every kind of trace`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const tenantId = "ten_transcode";
+      const cases: { bytes: Uint8Array; decoded: Trace }[] = [];
+      const add = (bytes: Uint8Array) => cases.push({ bytes, decoded: fromBinary(TraceSchema, bytes) });
+      add(toBinary(TraceSchema, fullTrace(tenantId, NOW)));
+      add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 1) })));
+      for (const r of randomTraces(200, { tenantId, fromMs: NOW - 86_400_000, toMs: NOW, seed: 11 })) add(toBinary(TraceSchema, r));
+      // Hostile strings in every string field kind: plain, nullable, array element, tool name.
+      const hostile = [...HOSTILE_STRINGS, ...fuzzStrings(60, 5)];
+      hostile.forEach((s, i) => {
+        const ms = NOW + 10 + i;
+        add(
+          toBinary(
+            TraceSchema,
+            makeTrace({
+              tenantId,
+              timestampMs: BigInt(ms),
+              agentName: s,
+              sessionId: s,
+              prompt: s + s,
+              completion: s,
+              errorCode: s,
+              spans: [create(SpanSchema, { stage: s, durationMs: i })],
+              piiDetections: [create(PiiDetectionSchema, { entityType: s, start: i, end: i + 1, source: s, score: 0.5 })],
+              policiesFired: [s, "x"],
+              toolCalls: [create(ToolCallSchema, { name: s, id: s })],
+            }),
+          ),
+        );
+      });
+      // Non-finite numbers, an empty optional session id, NaN inside nested messages.
+      add(
+        toBinary(
+          TraceSchema,
+          makeTrace({
+            tenantId,
+            timestampMs: BigInt(NOW + 500),
+            sessionId: "",
+            costUsd: Number.NaN,
+            latencyMs: Number.POSITIVE_INFINITY,
+            spans: [create(SpanSchema, { stage: "x", durationMs: Number.NEGATIVE_INFINITY })],
+          }),
+        ),
+      );
+      // Invalid UTF-8 in a top-level string and in an array element; an unknown field of each wire type.
+      const base = toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 600) }));
+      add(
+        withExtra(base, [
+          ...lenField(4, [0x61, 0xff, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x09]),
+          ...lenField(54, [0xf0, 0x9f, 0x98, 0x27, 0x5c]),
+          ...lenField(90, [1, 2, 3]),
+          ...tag(91, 0), 0xff, 0x01,
+          ...tag(92, 1), 1, 2, 3, 4, 5, 6, 7, 8,
+          ...tag(93, 5), 1, 2, 3, 4,
+        ]),
+      );
+
+      const rows = cases.map((c) => ts.store.transcode(c.bytes));
+      await ts.store.insertTranscoded(rows);
+      const ids = rows.map((r) => r.facts.id);
+      const stored = await ts.engine.query(
+        sql`SELECT ${columnList(TRACE_COLUMNS.map((c) => c.name))} FROM ${sqlIdent(ts.database)}.traces WHERE id IN ${sqlInList(ids)}`,
+      );
+      const byId = new Map(stored.map((r) => [str(r["id"]), normalise(r)]));
+      t.is(byId.size, cases.length);
+      cases.forEach((c, i) => {
+        const version = Number(byId.get(rows[i]!.facts.id)?.["version"]);
+        const expected = normalise(traceToRow(c.decoded, version) as EngineRow);
+        t.deepEqual(byId.get(c.decoded.id), expected, `case ${i}`);
+      });
+      t.true(
+        rows.some((r) => r.nonFinite.includes("cost_usd") && r.nonFinite.includes("spans.duration_ms")),
+        "non-finite numbers are reported",
+      );
+    } finally {
+      await ts.dispose();
+    }
+  });
+}
+
+test("transcoding many traces in a row reuses nothing between them", (t) => {
+  const a = makeTrace({ tenantId: "ten", timestampMs: BigInt(NOW), toolCalls: [create(ToolCallSchema, { name: "t1", id: "1" })] });
+  const b = makeTrace({ tenantId: "ten", timestampMs: BigInt(NOW), id: traceId(NOW) });
+  const ra = transcodeTrace(toBinary(TraceSchema, a), 1);
+  const rb = transcodeTrace(toBinary(TraceSchema, b), 2);
+  t.deepEqual(ra.facts.toolNames, ["t1"]);
+  t.deepEqual(rb.facts.toolNames, []);
+  t.not(ra.row.toString(), rb.row.toString());
+  t.true(ra.row.toString().includes("\t['t1']\t['1']\t"));
+  t.true(rb.row.toString().includes("\t[]\t[]\t"));
+});

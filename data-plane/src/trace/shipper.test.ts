@@ -1,0 +1,71 @@
+// The shipper against an Ingest peer over real gRPC (HTTP/2): what goes on the wire is the spool's
+// encoded bytes (UploadRequest.encoded_traces, no `traces`), each decoding to the trace appended, and a
+// trace leaves the spool when it is acknowledged. The peer here only decodes and acknowledges; the real
+// control plane's side is covered by the end-to-end tests.
+import test from "ava";
+import http2 from "node:http2";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AddressInfo } from "node:net";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { IngestService, TraceSchema, UploadResponseSchema, type Trace, type UploadRequest } from "@agentgov/proto";
+import { DurableSpool, type SpoolLog } from "./spool.js";
+import { TraceShipper } from "./shipper.js";
+
+const log: SpoolLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+test("batches carry the spooled bytes as encoded_traces; acknowledged traces leave the spool", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-shipper-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const received: UploadRequest[] = [];
+  const routes = (router: ConnectRouter) => {
+    router.service(IngestService, {
+      async *upload(requests: AsyncIterable<UploadRequest>) {
+        for await (const req of requests) {
+          received.push(req);
+          const ids = req.encodedTraces.map((b) => fromBinary(TraceSchema, b).id);
+          yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: ids, rejected: [] });
+        }
+      },
+    });
+  };
+  const server = http2.createServer(connectNodeAdapter({ routes, grpc: true, grpcWeb: false, connect: false }));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.once("close", () => sessions.delete(s));
+  });
+  t.teardown(() => {
+    // The client transport keeps its HTTP/2 connection open: close it from this side.
+    for (const s of sessions) s.destroy();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  const spool = await DurableSpool.open({ dir, log, cacheBytes: 4096 }); // some traces from memory, the rest read back from disk
+  const xs: Trace[] = Array.from({ length: 120 }, (_, i) =>
+    create(TraceSchema, { id: `trc_${String(i).padStart(26, "0")}`, tenantId: "ten_1", agentId: "agt_1", status: "success", timestampMs: BigInt(Date.now()), prompt: `p${i} ${"y".repeat(i)}`, costUsd: i / 1000 }),
+  );
+  await Promise.all(xs.map((x) => spool.append(x)));
+  const errors: unknown[] = [];
+  const shipper = new TraceShipper(createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }), "sk_test", spool, {
+    onError: (e) => errors.push(e),
+    onRejected: () => undefined,
+  });
+  shipper.start();
+  const deadline = Date.now() + 10_000;
+  while (spool.size() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await shipper.stop();
+  await spool.close();
+
+  t.is(spool.size(), 0, "every trace acknowledged and removed");
+  t.deepEqual(errors, []);
+  t.true(received.length > 0);
+  t.true(received.every((r) => r.traces.length === 0), "no trace is sent as a message");
+  const got = received.flatMap((r) => r.encodedTraces.map((b) => fromBinary(TraceSchema, b)));
+  t.deepEqual(got, xs, "each element decodes to the trace appended, in order, once");
+});
