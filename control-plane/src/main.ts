@@ -10,6 +10,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./stores/pos
 import { openTraceStore, type TraceStore } from "./stores/clickhouse/index.js";
 import { createRestApp } from "./http/app.js";
 import { startGrpcServer, type GrpcServer } from "./grpc/server.js";
+import { RollupRefresher } from "./ingest/rollup-refresher.js";
 import { SyncHub } from "./sync/hub.js";
 import { IngestWriter } from "./ingest/writer.js";
 import { makeAfterInsert, pruneTraceReceipts } from "./ingest/after-insert.js";
@@ -94,6 +95,8 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   // Also once at start, so that a control plane restarted more often than hourly still enforces it.
   const firstRetention = setTimeout(enforceRetention, 5_000);
   firstRetention.unref();
+  const rollups = new RollupRefresher(traces, log);
+  rollups.start();
 
   log.info({ rest: restPort, grpc: grpc.port }, "control plane listening");
   let stopped = false;
@@ -114,6 +117,7 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
       stopped = true;
       clearInterval(retention);
       clearTimeout(firstRetention);
+      await rollups.stop();
       const t0 = Date.now();
       ops.lifecycle.startDraining();
       const drainLeft = config.SHUTDOWN_DRAIN_MS - ops.lifecycle.drainingForMs();

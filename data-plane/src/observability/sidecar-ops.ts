@@ -139,11 +139,12 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
             if (parent) parents.delete(t.id);
             otlp.add(spanFromTrace(t, parent));
           }
-          o.log.debug(
+          // Checked first: the log object is not built (per trace) when debug is off.
+          if (o.log.isLevelEnabled("debug")) o.log.debug(
             { requestId: t.requestId, traceId: t.id, agentId: t.agentId, provider: t.provider, model: t.model, status: t.status, httpStatus: t.httpStatus, errorCode: t.errorCode || undefined, latencyMs: Math.round(t.latencyMs * 10) / 10, overheadMs: Math.round(t.overheadMs * 100) / 100 },
             "proxied",
           );
-          if (o.logSensitive) o.log.debug({ traceId: t.id, prompt: t.prompt, completion: t.completion }, "trace content (LOG_SENSITIVE)");
+          if (o.logSensitive && o.log.isLevelEnabled("debug")) o.log.debug({ traceId: t.id, prompt: t.prompt, completion: t.completion }, "trace content (LOG_SENSITIVE)");
         } catch (e) {
           o.log.warn({ err: String(e) }, "observing a trace failed");
         }

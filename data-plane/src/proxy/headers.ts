@@ -13,7 +13,8 @@ const SERVICE_PREFIX = "x-service-";
 
 /** Extra field names a Connection header lists (beyond the hop-by-hop ones), lower-case; undefined when none. */
 function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
-  if (value === undefined) return undefined;
+  // The usual values name no extra field: skip the split (and its garbage) on every request and response.
+  if (value === undefined || value === "keep-alive" || value === "close") return undefined;
   let listed: Set<string> | undefined;
   for (const token of (Array.isArray(value) ? value.join(",") : value).split(",")) {
     const name = token.trim().toLowerCase();

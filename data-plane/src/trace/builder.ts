@@ -1,9 +1,6 @@
 // Builds the trace of one proxied request (DESIGN.md §8): masked texts, PII spans, evaluations, cost, timing.
-import { create } from "@bufbuild/protobuf";
 import { monotonicFactory } from "ulid";
-import {
-  PiiDetectionSchema, PolicyEvaluationSchema, QualityScoreSchema, SpanSchema, ToolCallSchema, TraceSchema, type Trace,
-} from "@agentgov/proto";
+import type { PiiDetection, PolicyEvaluation, QualityScore, Span, ToolCall, Trace } from "@agentgov/proto";
 import { maskSpans, type PiiFinding } from "../policy/pii/index.js";
 import type { Evaluation } from "../policy/engine/evaluate.js";
 
@@ -44,16 +41,34 @@ export interface TraceDraft {
   qualityScores: { scorer: string; score: number }[];
 }
 
+// The messages are written as plain object literals, not with create(Schema, init): for proto3
+// messages create() returns exactly such a plain object, but finds it field by field through the
+// schema (~15 µs per trace on the hot path). The `Trace`/`Span`… types make every field required
+// here, so a field added to the proto fails the type-check until it is set below.
+const pii = (f: PiiFinding, source: string): PiiDetection => ({
+  $typeName: "governance.v1.PiiDetection", entityType: f.entityType, start: f.start, end: f.end, source, score: f.score,
+});
+
 export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
   const overhead = Math.max(0, d.timing.totalMs - d.timing.providerMs);
-  const spans = Object.entries({ ...d.timing.spans, overhead }).map(([stage, ms]) => create(SpanSchema, { stage, durationMs: Math.round(ms * 1000) / 1000 }));
-  return create(TraceSchema, {
+  // The stages in insertion order, then "overhead" (computed; it keeps its place if a stage of that name exists).
+  const spans: Span[] = [];
+  let overheadListed = false;
+  for (const stage in d.timing.spans) {
+    const ms = stage === "overhead" ? ((overheadListed = true), overhead) : d.timing.spans[stage]!;
+    spans.push({ $typeName: "governance.v1.Span", stage, durationMs: Math.round(ms * 1000) / 1000 });
+  }
+  if (!overheadListed) spans.push({ $typeName: "governance.v1.Span", stage: "overhead", durationMs: Math.round(overhead * 1000) / 1000 });
+  const piiDetections: PiiDetection[] = [];
+  for (const f of d.promptPii) piiDetections.push(pii(f, "prompt"));
+  for (const f of d.completionPii) piiDetections.push(pii(f, "completion"));
+  const trace: Trace = {
+    $typeName: "governance.v1.Trace",
     id: d.id,
     tenantId: d.tenantId,
     agentId: d.agentId,
     agentName: d.agentName,
     environment: d.environment,
-    sessionId: d.sessionId,
     provider: d.provider,
     model: d.model,
     status: d.status,
@@ -80,19 +95,21 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
     spans,
     injectionScore: d.injectionScore,
     piiScanEnabled: d.piiScanEnabled,
-    piiDetections: [
-      ...d.promptPii.map((f) => create(PiiDetectionSchema, { entityType: f.entityType, start: f.start, end: f.end, source: "prompt", score: f.score })),
-      ...d.completionPii.map((f) => create(PiiDetectionSchema, { entityType: f.entityType, start: f.start, end: f.end, source: "completion", score: f.score })),
-    ],
-    policyEvaluations: d.evaluations.map((e) => create(PolicyEvaluationSchema, e)),
+    piiDetections,
+    policyEvaluations: d.evaluations.map((e): PolicyEvaluation => ({
+      $typeName: "governance.v1.PolicyEvaluation", policyId: e.policyId, policyName: e.policyName, result: e.result, actionTaken: e.actionTaken,
+    })),
     policiesFired: d.fired,
     policiesEvaluated: d.evaluations.length,
     policiesBlocked: d.blockedCount,
-    qualityScores: d.qualityScores.map((q) => create(QualityScoreSchema, q)),
-    toolCalls: d.toolCalls.map((t) => create(ToolCallSchema, { name: t.name, id: t.id ?? "" })),
+    qualityScores: d.qualityScores.map((q): QualityScore => ({ $typeName: "governance.v1.QualityScore", scorer: q.scorer, score: q.score })),
+    toolCalls: d.toolCalls.map((t): ToolCall => ({ $typeName: "governance.v1.ToolCall", name: t.name, id: t.id ?? "" })),
     // Stored texts never keep detected PII in clear (same-length masking keeps offsets valid).
     prompt: storeRawPii ? d.prompt : maskSpans(d.prompt, [...d.promptPii], "star"),
     completion: storeRawPii ? d.completion : maskSpans(d.completion, [...d.completionPii], "star"),
     streamed: d.streamed,
-  });
+  };
+  // optional string session_id: absent (not "") when the request named no session, as create() leaves it.
+  if (d.sessionId !== undefined) trace.sessionId = d.sessionId;
+  return trace;
 }

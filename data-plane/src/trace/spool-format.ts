@@ -18,6 +18,18 @@ export function encodeRecord(payload: Uint8Array): Buffer {
   return out;
 }
 
+/**
+ * Frames a payload that was encoded in place after HEADER_BYTES of headroom (encodeTrace(t, HEADER_BYTES)):
+ * writes the header into the headroom, so the payload is not copied. Same bytes as encodeRecord(payload).
+ */
+export function sealRecord(out: Buffer): Buffer {
+  const payload = out.subarray(HEADER_BYTES);
+  out.writeUInt32LE(RECORD_MAGIC, 0);
+  out.writeUInt32LE(payload.length, 4);
+  out.writeUInt32LE(crc32(payload), 8);
+  return out;
+}
+
 export interface GoodRecord {
   /** Offset of the record header in the buffer. */
   offset: number;

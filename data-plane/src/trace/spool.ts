@@ -15,10 +15,10 @@ import { closeSync, existsSync, fdatasync, mkdirSync, openSync, readdirSync, rea
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { toBinary } from "@bufbuild/protobuf";
-import { TraceSchema, type Trace } from "@agentgov/proto";
+import type { Trace } from "@agentgov/proto";
 import type { SpooledTrace, SpoolStats, TraceQueue } from "./queue.js";
-import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, traceKeyFields } from "./spool-format.js";
+import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
+import { encodeTrace } from "./trace-encoding.js";
 
 const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
@@ -81,7 +81,7 @@ interface Entry {
   offset: number;
   length: number;
   ts: number;
-  /** The encoded trace, cached (a view of the record buffer, which is never modified after encodeRecord). */
+  /** The encoded trace, cached (a view of the record buffer, which is never modified after sealRecord). */
   payload: Uint8Array | undefined;
   /** On disk, or kept in memory only after a failed write: either way it may be shipped. */
   ready: boolean;
@@ -287,7 +287,8 @@ export class DurableSpool implements TraceQueue {
       return Promise.resolve();
     }
     if (this.index.has(t.id)) return Promise.resolve();
-    const record = encodeRecord(toBinary(TraceSchema, t));
+    // Same bytes as toBinary(TraceSchema, t), encoded straight into the record (trace-encoding.ts).
+    const record = sealRecord(encodeTrace(t, HEADER_BYTES));
     const payload = record.subarray(HEADER_BYTES);
     this.makeRoom(record.length);
     if (this.active.size > 0 && this.active.size + record.length > this.segmentBytes) this.rotate();

@@ -3,7 +3,7 @@
 // the whole month has expired, so traces live between retentionDays and retentionDays + 31 days.
 
 import { str } from "./json-values.js";
-import { sql, type SqlFragment } from "./sql-literal.js";
+import { sql, sqlIdent, type SqlFragment } from "./sql-literal.js";
 import type { StoreContext } from "./store-context.js";
 import { DAY_MS, dateMs, monthPartitionEndMs } from "./time.js";
 
@@ -33,7 +33,7 @@ export async function dropExpiredPartitions(
     cutoff,
   );
   for (const id of expired) {
-    const statement: SqlFragment = sql`ALTER TABLE ${ctx.table} DROP PARTITION ID ${id}`;
+    const statement: SqlFragment = sql`ALTER TABLE ${sqlIdent(database)}.${sqlIdent(tableName)} DROP PARTITION ID ${id}`;
     await ctx.engine.command(statement);
   }
   return expired;

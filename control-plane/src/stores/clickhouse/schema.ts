@@ -6,6 +6,7 @@
 
 import type { EngineVersion, SqlEngine } from "./engine.js";
 import { num } from "./json-values.js";
+import { rollupTableStatements } from "./rollup.js";
 import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
 
 export const TRACES_TABLE = "traces";
@@ -125,6 +126,8 @@ interface Migration {
 /** Ordered, append-only. Each statement must be safe to run again (a crash between apply and record). */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "create traces", statements: (db, caps) => [createTracesTable(db, caps)] },
+  // Safe to run again: CREATE … IF NOT EXISTS, and marking hours dirty twice only recomputes them.
+  { version: 2, name: "hourly rollups", statements: (db, caps) => rollupTableStatements(db, caps) },
 ];
 
 /** Creates the database and brings its tables to the latest migration. Idempotent. */

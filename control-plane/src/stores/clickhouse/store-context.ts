@@ -3,6 +3,7 @@
 
 import type { SqlEngine } from "./engine.js";
 import { TraceStoreError } from "./errors.js";
+import type { RollupTables } from "./rollup.js";
 import { type SqlFragment, sql } from "./sql-literal.js";
 import { clampMs, seconds } from "./time.js";
 
@@ -10,6 +11,8 @@ export interface StoreContext {
   engine: SqlEngine;
   /** `<db>.traces`, whitelisted. */
   table: SqlFragment;
+  /** The hourly rollup tables (rollup.ts). */
+  rollups: RollupTables;
 }
 
 /** Inclusive epoch-ms bounds; an absent side is open. */

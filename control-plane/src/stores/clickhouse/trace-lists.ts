@@ -6,6 +6,7 @@
 import type { Trace } from "@agentgov/proto";
 import { TraceStoreError } from "./errors.js";
 import { num, str } from "./json-values.js";
+import { cleanHourRanges, inHourRanges, outsideHourRanges } from "./rollup.js";
 import { rowToTrace } from "./row-codec.js";
 import { columnList, DETAIL_COLUMN_NAMES, SUMMARY_COLUMN_NAMES } from "./schema.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin } from "./sql-literal.js";
@@ -159,11 +160,49 @@ export async function listByOffset(ctx: StoreContext, tenantId: string, q: Offse
   if (q.minInjectionScore !== undefined) {
     conditions.push(sql`injection_score >= ${checkFinite(q.minInjectionScore, "minInjectionScore")}`);
   }
-  const countWhere = sqlJoin([...conditions, ...rangeConditions(range)], " AND ");
-  const [countRows, keys] = await Promise.all([
-    ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${countWhere}`),
+  // The rollups hold counts by agent, environment and status: other filters need the traces.
+  const rollupCount =
+    q.minCostUsd === undefined && q.maxCostUsd === undefined && q.minInjectionScore === undefined
+      ? q.status === "success"
+        ? sql`success_count`
+        : q.status === "error"
+          ? sql`error_count`
+          : sql`trace_count`
+      : undefined;
+  const [total, keys] = await Promise.all([
+    countTraces(ctx, tenantId, conditions, range, rollupCount, [
+      tenantCondition(tenantId),
+      ...(q.agentId !== undefined ? [sql`agent_id = ${q.agentId}`] : []),
+      ...(q.environment !== undefined ? [sql`environment = ${q.environment}`] : []),
+    ]),
     findKeys(ctx, conditions, range, limit, offset),
   ]);
   const traces = await fetchRows(ctx, tenantId, keys, SUMMARY_COLUMN_NAMES);
-  return { traces, total: num(countRows[0]?.["n"]) };
+  return { traces, total };
+}
+
+/** Exact count of traces matching `conditions` in `range`: clean whole hours from the rollup when it can tell. */
+async function countTraces(
+  ctx: StoreContext,
+  tenantId: string,
+  conditions: SqlFragment[],
+  range: MsRange,
+  rollupCount: SqlFragment | undefined,
+  rollupFilters: SqlFragment[],
+): Promise<number> {
+  const ranges =
+    rollupCount && (range.fromMs ?? 0) <= (range.toMs ?? MAX_MS)
+      ? await cleanHourRanges(ctx, tenantId, range.fromMs ?? 0, range.toMs ?? MAX_MS)
+      : [];
+  if (!rollupCount || ranges.length === 0) {
+    const where = sqlJoin([...conditions, ...rangeConditions(range)], " AND ");
+    return num((await ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${where}`))[0]?.["n"]);
+  }
+  const rawWhere = sqlJoin([...conditions, ...rangeConditions(range), outsideHourRanges(ranges)], " AND ");
+  const rollupWhere = sqlJoin([...rollupFilters, inHourRanges(ranges)], " AND ");
+  const [raw, rolled] = await Promise.all([
+    ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${rawWhere}`),
+    ctx.engine.query(sql`SELECT sum(${rollupCount}) AS n FROM ${ctx.rollups.hourly} FINAL WHERE ${rollupWhere}`),
+  ]);
+  return num(raw[0]?.["n"]) + num(rolled[0]?.["n"]);
 }

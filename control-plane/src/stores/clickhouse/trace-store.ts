@@ -10,6 +10,7 @@ import { parseEngineVersion, type SqlEngine } from "./engine.js";
 import { TraceStoreError } from "./errors.js";
 import { str } from "./json-values.js";
 import { dropExpiredPartitions } from "./retention.js";
+import { HOUR_MS, markDirty, refreshRollups, ROLLUP_TABLES, rollupTables } from "./rollup.js";
 import { engineCaps, migrate, TRACES_TABLE } from "./schema.js";
 import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
 import type { StoreContext } from "./store-context.js";
@@ -42,9 +43,11 @@ class ClickHouseTraceStore implements TraceStore {
     private readonly database: string,
     private readonly retentionDays: number,
     private readonly logger: TraceStoreLogger | undefined,
+    rollupMarginMs: number | undefined,
   ) {
     this.engine = sqlEngine.kind;
-    this.ctx = { engine: sqlEngine, table: new SqlFragment(`${sqlIdent(database).text}.${TRACES_TABLE}`) };
+    const db = sqlIdent(database);
+    this.ctx = { engine: sqlEngine, table: new SqlFragment(`${db.text}.${TRACES_TABLE}`), rollups: rollupTables(db, rollupMarginMs) };
   }
 
   ping(): Promise<boolean> {
@@ -64,10 +67,23 @@ class ClickHouseTraceStore implements TraceStore {
   }
 
   async insertTranscoded(rows: readonly TranscodedTrace[]): Promise<void> {
+    if (rows.length === 0) return;
+    const hours = new Map<string, Set<number>>();
     for (let i = 0; i < rows.length; i += INSERT_CHUNK_ROWS) {
       const chunk = rows.slice(i, i + INSERT_CHUNK_ROWS);
       await this.sqlEngine.insertTabSeparated(this.ctx.table, TRANSCODED_COLUMNS, Buffer.concat(chunk.map((r) => r.row)));
     }
+    for (const r of rows) {
+      let set = hours.get(r.facts.tenantId);
+      if (!set) hours.set(r.facts.tenantId, (set = new Set()));
+      set.add(Math.floor(r.facts.timestampMs / HOUR_MS) * HOUR_MS);
+    }
+    // After the rows: a rollup computed before this mark may have missed them (rollup.ts).
+    await markDirty(this.ctx, hours);
+  }
+
+  refreshRollups(now: Date): Promise<number> {
+    return refreshRollups(this.ctx, now);
   }
 
   /** Row version: epoch µs, strictly increasing within the process, so a later insert of a trace wins. */
@@ -102,6 +118,7 @@ class ClickHouseTraceStore implements TraceStore {
 
   async dropExpiredPartitions(now: Date): Promise<string[]> {
     const dropped = await dropExpiredPartitions(this.ctx, this.database, TRACES_TABLE, this.retentionDays, now);
+    for (const table of ROLLUP_TABLES) await dropExpiredPartitions(this.ctx, this.database, table, this.retentionDays, now);
     if (dropped.length > 0) this.logger?.warn({ partitions: dropped, database: this.database }, "dropped expired trace partitions");
     return dropped;
   }
@@ -126,7 +143,7 @@ export async function openTraceStore(o: TraceStoreOptions): Promise<TraceStore> 
     const version = parseEngineVersion(str(rows[0]?.["v"]));
     if (version.major === 0) o.logger?.warn({ version: version.text }, "unrecognised ClickHouse version; using the 18.16-compatible schema");
     await migrate(engine, db, engineCaps(version));
-    return new ClickHouseTraceStore(engine, o.database, o.retentionDays, o.logger);
+    return new ClickHouseTraceStore(engine, o.database, o.retentionDays, o.logger, o.rollupMarginMs);
   } catch (e) {
     await engine.close().catch(() => undefined);
     throw e;

@@ -20,6 +20,11 @@ export interface TraceStoreOptions {
   /** Partitions (months) entirely older than this many days are dropped by dropExpiredPartitions. */
   retentionDays: number;
   logger?: TraceStoreLogger;
+  /**
+   * How much later than an hour's last insert its rollup must have been computed to be used (covers
+   * clock skew between control-plane replicas; default 10 000 ms; tests use 0).
+   */
+  rollupMarginMs?: number;
 }
 
 export type TraceStatus = "success" | "error" | "blocked";
@@ -170,6 +175,12 @@ export interface TraceStore {
   agentMetrics(tenantId: string, agentIds: readonly string[], now: Date): Promise<Map<string, AgentMetrics>>;
   /** Cost per agent id on one UTC day ('YYYY-MM-DD'); agents without traces are absent. */
   dailySpend(tenantId: string, dayUtc: string): Promise<Map<string, number>>;
+  /**
+   * Recomputes the hourly rollups of closed hours written to since their last computation (a batch,
+   * oldest first); returns the number of hours computed. Statistics are correct without it (stale
+   * hours are read from the traces), only slower.
+   */
+  refreshRollups(now: Date): Promise<number>;
   /** Drops the month partitions that end at or before now − retentionDays; returns their ids (YYYYMM). */
   dropExpiredPartitions(now: Date): Promise<string[]>;
   close(): Promise<void>;

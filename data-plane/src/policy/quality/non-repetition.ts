@@ -5,9 +5,12 @@ import { words } from "./tokenize.js";
 
 const N = 3;
 
-/** distinct n-grams / total n-grams over the answer's words; 1 when it has fewer than N words. */
-export function nonRepetitionScore(completion: string): number {
-  const w = words(completion);
+/**
+ * distinct n-grams / total n-grams over the answer's words; 1 when it has fewer than N words.
+ * `completionWords` is words(completion) when the caller has it already (qualityScores shares it).
+ */
+export function nonRepetitionScore(completion: string, completionWords: readonly string[] = words(completion)): number {
+  const w = completionWords;
   const total = w.length - N + 1;
   if (total <= 0) return 1;
   const seen = new Set<string>();

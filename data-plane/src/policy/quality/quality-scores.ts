@@ -5,6 +5,7 @@ import { asksForJson, jsonValidityScore } from "./format-validity.js";
 import { nonRepetitionScore } from "./non-repetition.js";
 import { refusalScore } from "./refusal.js";
 import { relevanceScore } from "./relevance.js";
+import { words } from "./tokenize.js";
 
 export interface QualityInput {
   prompt: string;
@@ -29,12 +30,13 @@ export function qualityScores(input: QualityInput): QualityScore[] {
   const finished = completionFinished(input);
   if (input.status !== "success") return [{ scorer: "completion_finished", score: finished }];
   const { prompt, completion } = input;
+  const completionWords = words(completion); // tokenised once for relevance and non_repetition
   const out: QualityScore[] = [
     { scorer: "completion_finished", score: finished },
     { scorer: "non_empty", score: completion.trim().length > 0 ? 1 : 0 },
     { scorer: "refusal", score: refusalScore(completion) },
-    { scorer: "relevance", score: relevanceScore(prompt, completion) },
-    { scorer: "non_repetition", score: nonRepetitionScore(completion) },
+    { scorer: "relevance", score: relevanceScore(prompt, completion, completionWords) },
+    { scorer: "non_repetition", score: nonRepetitionScore(completion, completionWords) },
   ];
   if (asksForJson(prompt)) out.push({ scorer: "format_validity", score: jsonValidityScore(completion) });
   return out;

@@ -2,34 +2,38 @@
 // stop-word removal and light stemming), saturating once enough of them are covered.
 
 import { STOPWORDS, stem } from "./stopwords.js";
-import { words } from "./tokenize.js";
+import { scanWords, words } from "./tokenize.js";
 
 /** Covering this many prompt content words (or all of them, if fewer) gives a score of 1. */
 export const RELEVANCE_SATURATION = 8;
 /** Only the first N content words of a very long prompt count (the question is usually near them or the end). */
 const MAX_PROMPT_TERMS = 400;
 
-function contentTerms(text: string, limit: number): Set<string> {
-  const out = new Set<string>();
-  for (const w of words(text)) {
-    if (w.length < 2 || STOPWORDS.has(w)) continue;
-    out.add(stem(w));
-    if (out.size >= limit) break;
-  }
-  return out;
-}
-
 /**
- * |prompt terms ∩ answer terms| / min(|prompt terms|, RELEVANCE_SATURATION), capped at 1.
+ * |prompt terms ∩ answer terms| / min(|prompt terms|, RELEVANCE_SATURATION), capped at 1, where the
+ * prompt terms are its first MAX_PROMPT_TERMS distinct content terms.
  * 0 for an empty answer; 1 when the prompt has no content words (nothing to check against).
+ * `completionWords` is words(completion) when the caller has it already (qualityScores shares it).
+ *
+ * The prompt is scanned word by word and the scan stops as soon as RELEVANCE_SATURATION shared terms
+ * are found (the score is 1 whatever follows): a relevant answer to a long prompt costs a fraction of
+ * the prompt's tokenisation.
  */
-export function relevanceScore(prompt: string, completion: string): number {
-  const answer = contentTerms(completion, Number.POSITIVE_INFINITY);
+export function relevanceScore(prompt: string, completion: string, completionWords: readonly string[] = words(completion)): number {
+  const answer = new Set<string>();
+  for (const w of completionWords) if (w.length >= 2 && !STOPWORDS.has(w)) answer.add(stem(w));
   if (answer.size === 0) return completion.trim().length === 0 ? 0 : 1;
-  const asked = contentTerms(prompt, MAX_PROMPT_TERMS);
-  if (asked.size === 0) return 1;
+  const asked = new Set<string>();
   let shared = 0;
-  for (const t of asked) if (answer.has(t)) shared++;
+  scanWords(prompt, (w) => {
+    if (w.length < 2 || STOPWORDS.has(w)) return false;
+    const term = stem(w);
+    if (asked.has(term)) return false;
+    asked.add(term);
+    if (answer.has(term) && ++shared >= RELEVANCE_SATURATION) return true;
+    return asked.size >= MAX_PROMPT_TERMS;
+  });
+  if (asked.size === 0) return 1;
   const score = shared / Math.min(asked.size, RELEVANCE_SATURATION);
   return score > 1 ? 1 : score;
 }

@@ -24,13 +24,21 @@ const LIST =
 
 export const STOPWORDS: ReadonlySet<string> = new Set(LIST.split(" ").filter((w) => w.length > 0));
 
-/** Light English stemming so "deploying"/"deployed"/"deploys" meet; other languages pass through mostly unchanged. */
+const ES_AFTER_S_X_Z_CH_SH = /(?:s|x|z|ch|sh)es$/;
+
+/**
+ * Light English stemming so "deploying"/"deployed"/"deploys" meet; other languages pass through mostly unchanged.
+ * Rules, first that applies: -ies → -y (length > 5); -ing cut (> 6); -ed cut (> 5); -(s|x|z|ch|sh)es → cut "es"
+ * (> 5); -s cut unless -ss. Dispatched on the last letter (only one rule can apply to a word ending in g or d).
+ */
 export function stem(w: string): string {
-  if (w.length <= 4) return w;
-  if (w.endsWith("ies") && w.length > 5) return w.slice(0, -3) + "y";
-  if (w.endsWith("ing") && w.length > 6) return w.slice(0, -3);
-  if (w.endsWith("ed") && w.length > 5) return w.slice(0, -2);
-  if (w.length > 5 && /(?:s|x|z|ch|sh)es$/.test(w)) return w.slice(0, -2);
-  if (w.endsWith("s") && !w.endsWith("ss")) return w.slice(0, -1);
-  return w;
+  const n = w.length;
+  if (n <= 4) return w;
+  const last = w.charCodeAt(n - 1);
+  if (last === 0x67 /* g */) return n > 6 && w.endsWith("ing") ? w.slice(0, -3) : w;
+  if (last === 0x64 /* d */) return n > 5 && w.charCodeAt(n - 2) === 0x65 /* e */ ? w.slice(0, -2) : w;
+  if (last !== 0x73 /* s */) return w;
+  if (n > 5 && w.endsWith("ies")) return w.slice(0, -3) + "y";
+  if (n > 5 && ES_AFTER_S_X_Z_CH_SH.test(w)) return w.slice(0, -2);
+  return w.charCodeAt(n - 2) === 0x73 /* s */ ? w : w.slice(0, -1);
 }

@@ -1,0 +1,163 @@
+// The cheaper quality scorers give exactly the scores of their straightforward forms (kept here as
+// references): the hoisted-`\b` refusal regex, the char-code stemmer, the early-exit relevance scan
+// and the completion words shared by relevance and non_repetition.
+import test from "ava";
+import { qualityScores } from "./quality-scores.js";
+import { REFUSAL_PHRASES, refusalScore } from "./refusal.js";
+import { relevanceScore, RELEVANCE_SATURATION } from "./relevance.js";
+import { nonRepetitionScore } from "./non-repetition.js";
+import { STOPWORDS, stem } from "./stopwords.js";
+import { scanWords, words } from "./tokenize.js";
+
+// ---- references: the scorers as first written ----
+
+const REF_REFUSAL_RE = new RegExp(REFUSAL_PHRASES.map((p) => `\\b${p}`).join("|"), "iu");
+
+function refStem(w: string): string {
+  if (w.length <= 4) return w;
+  if (w.endsWith("ies") && w.length > 5) return w.slice(0, -3) + "y";
+  if (w.endsWith("ing") && w.length > 6) return w.slice(0, -3);
+  if (w.endsWith("ed") && w.length > 5) return w.slice(0, -2);
+  if (w.length > 5 && /(?:s|x|z|ch|sh)es$/.test(w)) return w.slice(0, -2);
+  if (w.endsWith("s") && !w.endsWith("ss")) return w.slice(0, -1);
+  return w;
+}
+
+function refContentTerms(text: string, limit: number): Set<string> {
+  const out = new Set<string>();
+  for (const w of words(text)) {
+    if (w.length < 2 || STOPWORDS.has(w)) continue;
+    out.add(refStem(w));
+    if (out.size >= limit) break;
+  }
+  return out;
+}
+
+function refRelevance(prompt: string, completion: string): number {
+  const answer = refContentTerms(completion, Number.POSITIVE_INFINITY);
+  if (answer.size === 0) return completion.trim().length === 0 ? 0 : 1;
+  const asked = refContentTerms(prompt, 400);
+  if (asked.size === 0) return 1;
+  let shared = 0;
+  for (const t of asked) if (answer.has(t)) shared++;
+  const score = shared / Math.min(asked.size, RELEVANCE_SATURATION);
+  return score > 1 ? 1 : score;
+}
+
+// ---- random texts ----
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VOCAB = [
+  "deploy", "deploying", "deployed", "deploys", "stories", "story", "boxes", "box", "churches", "wishes", "buzzes", "class", "classes",
+  "pass", "flies", "ties", "bed", "red", "sing", "king", "bring", "thing", "running", "used", "series", "kiss", "is", "as", "us",
+  "the", "a", "of", "and", "to", "I", "I'm", "am", "sorry", "but", "can't", "cannot", "help", "with", "that", "request", "As", "an", "AI",
+  "language", "model", "Leider", "kann", "ich", "das", "nicht", "je", "ne", "peux", "pas", "aider", "lo", "siento", "no", "puedo",
+  "mi", "dispiace", "non", "posso", "não", "het", "spijt", "me", "ik", "helpen", "Sorry,", "I’m", "don’t", "İstanbul", "ſorry", "K",
+  "données", "Straße", "日本語", "テスト", "😀", "x1", "42", "3.14", "json", "JSON", "{\"a\":1}", "—", ",", ".", "\n", "  ",
+];
+
+function text(r: () => number, maxWords: number): string {
+  const n = Math.floor(r() * maxWords);
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) out.push(VOCAB[Math.floor(r() * VOCAB.length)]!);
+  return out.join(r() < 0.8 ? " " : "  ");
+}
+
+test("stem: the char-code dispatch equals the rule list on every word of a corpus", (t) => {
+  const r = rng(7);
+  const letters = "abcdefghiesngdxzchs";
+  const corpus = new Set(VOCAB.map((w) => w.toLowerCase()));
+  for (let i = 0; i < 20_000; i++) {
+    let w = "";
+    const n = 1 + Math.floor(r() * 9);
+    for (let k = 0; k < n; k++) w += letters[Math.floor(r() * letters.length)];
+    corpus.add(w);
+  }
+  for (const suffix of ["ies", "ing", "ed", "es", "ses", "xes", "zes", "ches", "shes", "s", "ss", "d", "g"]) {
+    for (let len = 0; len < 8; len++) corpus.add("b".repeat(len) + suffix);
+  }
+  for (const w of corpus) t.is(stem(w), refStem(w), w);
+});
+
+test("refusal: the hoisted \\b regex finds the same refusals at the same places", (t) => {
+  const r = rng(11);
+  const samples = [
+    "I'm sorry, but I can't help with that request.", "Well... As an AI, I cannot do it", "Leider kann ich das nicht tun",
+    "ſorry, maar ik kan je niet helpen", "xI cannot help", "K I CANNOT HELP", "Paris is the capital of France.",
+    `${"Here is a long answer. ".repeat(20)}I must decline the rest.`, "",
+  ];
+  const refusals = [
+    "I'm sorry, but I can't help", "I am afraid that cannot", "I won't assist", "I'm unable to provide", "I must refuse",
+    "I need to decline", "as an AI language model, I don't", "your request violates our policies", "I'm not going to write",
+    "es tut mir leid, aber ich kann das nicht", "ich kann dir dabei nicht helfen", "désolée, je ne peux", "je ne peux pas t'aider",
+    "lo siento, no puedo", "no puedo ayudarte", "mi dispiace, non posso", "non posso aiutarti", "sinto muito, não consigo",
+    "não posso ajudar", "het spijt me, ik kan je niet helpen", "ſorry, ik kan niet doen",
+  ];
+  const flipCase = (s: string) => [...s].map((c) => (r() < 0.2 ? (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) : c)).join("");
+  for (let i = 0; i < 3000; i++) {
+    if (r() < 0.5) samples.push(text(r, 40));
+    else samples.push(`${text(r, r() < 0.2 ? 80 : 5)}${r() < 0.2 ? "x" : " "}${flipCase(refusals[Math.floor(r() * refusals.length)]!)} ${text(r, r() < 0.2 ? 120 : 10)}`);
+  }
+  for (const s of samples) {
+    const want = REF_REFUSAL_RE.exec(s);
+    let score = 1;
+    if (want !== null) {
+      const leading = s.length - s.trimStart().length;
+      score = want.index - leading > 200 ? 0.75 : s.trim().length <= 400 ? 0 : 0.5;
+    }
+    t.is(refusalScore(s), score, JSON.stringify(s));
+  }
+  t.true(samples.filter((s) => REF_REFUSAL_RE.test(s)).length > 50, "the random texts contain refusals");
+});
+
+test("relevance: the early-exit scan equals the whole-prompt computation", (t) => {
+  const r = rng(13);
+  let saturated = 0;
+  for (let i = 0; i < 3000; i++) {
+    const prompt = r() < 0.05 ? text(r, 3000) : text(r, 120);
+    const completion = text(r, 30);
+    const want = refRelevance(prompt, completion);
+    t.is(relevanceScore(prompt, completion), want, `${JSON.stringify(prompt.slice(0, 60))} / ${JSON.stringify(completion)}`);
+    t.is(relevanceScore(prompt, completion, words(completion)), want);
+    if (want === 1) saturated++;
+  }
+  t.true(saturated > 100 && saturated < 2900, `a mix of saturated and partial scores (${saturated} of 3000 saturate)`);
+  // More than MAX_PROMPT_TERMS distinct terms: only the first 400 count.
+  const many = Array.from({ length: 500 }, (_, k) => `term${k}x`).join(" ");
+  for (const c of ["term450x", "term10x term450x", "term1x term2x term3x"]) t.is(relevanceScore(many, c), refRelevance(many, c), c);
+});
+
+test("scanWords yields the words of words() and stops when asked", (t) => {
+  const r = rng(17);
+  for (let i = 0; i < 500; i++) {
+    const s = text(r, 50);
+    const got: string[] = [];
+    scanWords(s, (w) => (got.push(w), false));
+    t.deepEqual(got, words(s));
+    const firstTwo: string[] = [];
+    scanWords(s, (w) => (firstTwo.push(w), firstTwo.length >= 2));
+    t.deepEqual(firstTwo, words(s).slice(0, 2));
+  }
+});
+
+test("qualityScores shares the completion's words: same scores as each scorer on its own", (t) => {
+  const r = rng(19);
+  for (let i = 0; i < 500; i++) {
+    const prompt = text(r, 80);
+    const completion = text(r, 60);
+    const scores = Object.fromEntries(qualityScores({ prompt, completion, finishReason: "stop", status: "success" }).map((q) => [q.scorer, q.score]));
+    t.is(scores.relevance, refRelevance(prompt, completion));
+    t.is(scores.non_repetition, nonRepetitionScore(completion));
+    t.is(scores.refusal, refusalScore(completion));
+  }
+});

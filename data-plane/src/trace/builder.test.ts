@@ -1,0 +1,73 @@
+// buildTrace writes the messages as plain literals: the result equals what create(TraceSchema, …) built
+// (the reference below is the builder as first written) and encodes to the same bytes.
+import test from "ava";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { PiiDetectionSchema, PolicyEvaluationSchema, QualityScoreSchema, SpanSchema, ToolCallSchema, TraceSchema, type Trace } from "@agentgov/proto";
+import { maskSpans } from "../policy/pii/index.js";
+import { buildTrace, type TraceDraft } from "./builder.js";
+import { encodeTrace } from "./trace-encoding.js";
+
+function reference(d: TraceDraft, storeRawPii: boolean): Trace {
+  const overhead = Math.max(0, d.timing.totalMs - d.timing.providerMs);
+  const spans = Object.entries({ ...d.timing.spans, overhead }).map(([stage, ms]) => create(SpanSchema, { stage, durationMs: Math.round(ms * 1000) / 1000 }));
+  return create(TraceSchema, {
+    id: d.id, tenantId: d.tenantId, agentId: d.agentId, agentName: d.agentName, environment: d.environment, sessionId: d.sessionId,
+    provider: d.provider, model: d.model, status: d.status, timestampMs: BigInt(d.receivedAtMs), requestId: d.requestId, keyId: d.keyId ?? "",
+    httpStatus: d.httpStatus, errorCode: d.errorCode, inputTokens: d.usage.inputTokens, outputTokens: d.usage.outputTokens,
+    cachedInputTokens: d.usage.cachedInputTokens, cacheWriteTokens: d.usage.cacheWriteTokens, tokensEstimated: d.tokensEstimated,
+    costUsd: d.cost.totalCost, inputCost: d.cost.inputCost, outputCost: d.cost.outputCost, pricePerMillionInput: d.cost.pricePerMillionInput,
+    pricePerMillionOutput: d.cost.pricePerMillionOutput, priceVersion: d.cost.priceVersion, priceMissing: d.cost.priceMissing,
+    latencyMs: Math.round(d.timing.totalMs * 1000) / 1000, providerMs: Math.round(d.timing.providerMs * 1000) / 1000, overheadMs: Math.round(overhead * 1000) / 1000,
+    spans, injectionScore: d.injectionScore, piiScanEnabled: d.piiScanEnabled,
+    piiDetections: [
+      ...d.promptPii.map((f) => create(PiiDetectionSchema, { entityType: f.entityType, start: f.start, end: f.end, source: "prompt", score: f.score })),
+      ...d.completionPii.map((f) => create(PiiDetectionSchema, { entityType: f.entityType, start: f.start, end: f.end, source: "completion", score: f.score })),
+    ],
+    policyEvaluations: d.evaluations.map((e) => create(PolicyEvaluationSchema, e)),
+    policiesFired: d.fired, policiesEvaluated: d.evaluations.length, policiesBlocked: d.blockedCount,
+    qualityScores: d.qualityScores.map((q) => create(QualityScoreSchema, q)),
+    toolCalls: d.toolCalls.map((t) => create(ToolCallSchema, { name: t.name, id: t.id ?? "" })),
+    prompt: storeRawPii ? d.prompt : maskSpans(d.prompt, [...d.promptPii], "star"),
+    completion: storeRawPii ? d.completion : maskSpans(d.completion, [...d.completionPii], "star"),
+    streamed: d.streamed,
+  });
+}
+
+function draft(over: Partial<TraceDraft> = {}): TraceDraft {
+  return {
+    id: "trc_01JZ00000000000000000000AB", tenantId: "ten_1", agentId: "agt_1", agentName: "bot", environment: "prod", sessionId: "ses_1",
+    provider: "openai", model: "gpt-4o-mini", requestId: "req_1", keyId: "key_1", receivedAtMs: 1_760_000_000_123, streamed: false,
+    status: "success", httpStatus: 200, errorCode: "", prompt: "mail me at a@b.co please", completion: "ok, a@b.co noted",
+    piiScanEnabled: true,
+    promptPii: [{ entityType: "email", start: 11, end: 17, score: 0.99 } as TraceDraft["promptPii"][number]],
+    completionPii: [{ entityType: "email", start: 4, end: 10, score: 0.98 } as TraceDraft["completionPii"][number]],
+    injectionScore: 0.1,
+    evaluations: [{ policyId: "pol_1", policyName: "redact", result: "fail", actionTaken: "redact" }],
+    fired: ["pol_1"], blockedCount: 0,
+    usage: { inputTokens: 12, outputTokens: 5, cachedInputTokens: 1, cacheWriteTokens: 0 }, tokensEstimated: false,
+    cost: { inputCost: 0.1, outputCost: 0.2, totalCost: 0.3, pricePerMillionInput: 0.15, pricePerMillionOutput: 0.6, priceMissing: false, priceVersion: "v1" },
+    timing: { totalMs: 12.34567, providerMs: 10.1, spans: { pii_scan: 0.12345, policy_eval: 0.0421, provider: 10.1, quality_score: 0.05 } },
+    toolCalls: [{ name: "f", id: "call_1" }, { name: "g" }],
+    qualityScores: [{ scorer: "relevance", score: 0.5 }],
+    ...over,
+  };
+}
+
+test("buildTrace equals the create()-built trace and encodes to the same bytes", (t) => {
+  const cases: [string, TraceDraft][] = [
+    ["full", draft()],
+    ["no session, no key", draft({ sessionId: undefined, keyId: undefined })],
+    ["empty session", draft({ sessionId: "" })],
+    ["empty lists", draft({ promptPii: [], completionPii: [], evaluations: [], fired: [], toolCalls: [], qualityScores: [], timing: { totalMs: 1, providerMs: 2, spans: {} } })],
+    ["an 'overhead' stage keeps its place", draft({ timing: { totalMs: 5, providerMs: 1, spans: { pii_scan: 1, overhead: 99, provider: 1 } } })],
+  ];
+  for (const [name, d] of cases) {
+    for (const raw of [false, true]) {
+      const got = buildTrace(d, raw);
+      const want = reference(d, raw);
+      t.deepEqual(got, want, name);
+      t.is("sessionId" in got, "sessionId" in want, `${name}: session_id presence`);
+      t.deepEqual(encodeTrace(got), Buffer.from(toBinary(TraceSchema, want)), `${name}: bytes`);
+    }
+  }
+});
