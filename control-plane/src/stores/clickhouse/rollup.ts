@@ -19,7 +19,7 @@
 
 import { num, str } from "./json-values.js";
 import { SqlFragment, sql, sqlJoin } from "./sql-literal.js";
-import type { StoreContext } from "./store-context.js";
+import { rangeConditions, type StoreContext } from "./store-context.js";
 import { clampMs } from "./time.js";
 
 export const HOURLY_TABLE = "traces_hourly";
@@ -143,7 +143,8 @@ export async function refreshRollups(ctx: StoreContext, now: Date): Promise<numb
 async function computeHour(ctx: StoreContext, tenantId: string, hourMs: number): Promise<void> {
   const startedAt = Date.now(); // before reading: an insert this read may miss is marked later
   const version = startedAt;
-  const where = sql`tenant_id = ${tenantId} AND ts >= toDateTime(${seconds(hourMs)}) AND ts < toDateTime(${seconds(hourMs + HOUR_MS)})`;
+  // Both the primary key (timestamp_ms) and the partition key (ts) narrow the read to the hour.
+  const where = sqlJoin([sql`tenant_id = ${tenantId}`, ...rangeConditions({ fromMs: hourMs, toMs: hourMs + HOUR_MS - 1 })], " AND ");
   await ctx.engine.command(
     sql`INSERT INTO ${ctx.rollups.hourly} (tenant_id, hour, agent_id, provider, model, environment, latest_agent_name, latest_ms,
         trace_count, error_count, success_count, error_only_count, cost_sum, latency_ms_sum, input_token_sum, output_token_sum, version)
@@ -212,10 +213,26 @@ export function inHourRanges(ranges: readonly HourRange[]): SqlFragment {
   )})`;
 }
 
-/** A trace row outside every range (`traces`; ts has whole seconds, so ranges of whole hours are exact). */
-export function outsideHourRanges(ranges: readonly HourRange[]): SqlFragment {
-  return sql`NOT (${sqlJoin(
-    ranges.map((r) => sql`(ts >= toDateTime(${seconds(r.fromMs)}) AND ts <= toDateTime(${seconds(r.toMs)}))`),
+/**
+ * The parts of [fromMs, toMs] not covered by `ranges` (sorted, disjoint, inside it): the time the
+ * traces themselves must be read for. Positive ranges, so that the read uses the primary key.
+ */
+export function uncoveredRanges(fromMs: number, toMs: number, ranges: readonly HourRange[]): HourRange[] {
+  const out: HourRange[] = [];
+  let at = fromMs;
+  for (const r of ranges) {
+    if (r.fromMs > at) out.push({ fromMs: at, toMs: r.fromMs - 1 });
+    at = Math.max(at, r.toMs + 1);
+  }
+  if (at <= toMs) out.push({ fromMs: at, toMs });
+  return out;
+}
+
+/** A trace row within one of the ranges (both timestamp_ms, for the primary key, and ts, for partitions). */
+export function inTraceRanges(ranges: readonly HourRange[]): SqlFragment {
+  if (ranges.length === 0) return sql`0`;
+  return sql`(${sqlJoin(
+    ranges.map((r) => sql`(${sqlJoin(rangeConditions(r), " AND ")})`),
     " OR ",
   )})`;
 }

@@ -6,7 +6,7 @@
 import type { Trace } from "@agentgov/proto";
 import { TraceStoreError } from "./errors.js";
 import { num, str } from "./json-values.js";
-import { cleanHourRanges, inHourRanges, outsideHourRanges } from "./rollup.js";
+import { cleanHourRanges, inHourRanges, inTraceRanges, uncoveredRanges } from "./rollup.js";
 import { rowToTrace } from "./row-codec.js";
 import { columnList, DETAIL_COLUMN_NAMES, SUMMARY_COLUMN_NAMES } from "./schema.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin } from "./sql-literal.js";
@@ -198,7 +198,7 @@ async function countTraces(
     const where = sqlJoin([...conditions, ...rangeConditions(range)], " AND ");
     return num((await ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${where}`))[0]?.["n"]);
   }
-  const rawWhere = sqlJoin([...conditions, ...rangeConditions(range), outsideHourRanges(ranges)], " AND ");
+  const rawWhere = sqlJoin([...conditions, inTraceRanges(uncoveredRanges(range.fromMs ?? 0, range.toMs ?? MAX_MS, ranges))], " AND ");
   const rollupWhere = sqlJoin([...rollupFilters, inHourRanges(ranges)], " AND ");
   const [raw, rolled] = await Promise.all([
     ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${rawWhere}`),

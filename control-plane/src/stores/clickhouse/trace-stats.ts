@@ -3,7 +3,7 @@
 // Every query reads FROM … FINAL, so a trace inserted twice counts once.
 
 import { num, str } from "./json-values.js";
-import { BUCKET_SQL, cleanHourRanges, histogramQuantile, type HourRange, inHourRanges, outsideHourRanges } from "./rollup.js";
+import { BUCKET_SQL, cleanHourRanges, histogramQuantile, type HourRange, inHourRanges, inTraceRanges, uncoveredRanges } from "./rollup.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin, wellFormed } from "./sql-literal.js";
 import { checkString, rangeConditions, type StoreContext, tenantCondition } from "./store-context.js";
 import { DAY_MS, dateMs, utcDayStartMs } from "./time.js";
@@ -116,7 +116,7 @@ async function mixedStats(
   ranges: HourRange[],
   groupBy: StatsQuery["groupBy"],
 ): Promise<TraceStats> {
-  const rawWhere = sqlJoin([...filters, ...rangeConditions(range), outsideHourRanges(ranges)], " AND ");
+  const rawWhere = sqlJoin([...filters, inTraceRanges(uncoveredRanges(range.fromMs, range.toMs, ranges))], " AND ");
   const rollupWhere = sqlJoin([...filters, inHourRanges(ranges)], " AND ");
   const { hourly, latency } = ctx.rollups;
   const rawSums = sql`count() AS n, sum(cost_usd) AS cost, countIf(${ERROR_OR_BLOCKED}) AS errors, sum(latency_ms) AS latency_sum,
