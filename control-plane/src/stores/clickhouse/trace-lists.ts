@@ -25,9 +25,9 @@ import type { CursorListQuery, CursorListResult, OffsetListQuery, OffsetListResu
 export const MAX_LIMIT = 1000;
 export const MAX_OFFSET = 10_000_000;
 const FIRST_WINDOW_MS = 3_600_000;
-const WINDOW_GROWTH = 16;
-/** Windows tried before the whole range: 1 h, 16 h, 256 h. */
-const MAX_WINDOWS = 3;
+const WINDOW_GROWTH = 4;
+/** Windows tried before the whole range: 1 h, 4 h, 16 h, 64 h, 256 h (each read costs at most a third of the next). */
+const MAX_WINDOWS = 5;
 
 interface Key {
   timestampMs: number;
