@@ -25,6 +25,15 @@ export interface BudgetView {
 /** Requests admitted beyond what the budget has room for, per agent and sidecar (see tryReserve). */
 export const IN_FLIGHT_ALLOWANCE = 1;
 
+/** One admitted request's hold on the budget (see BudgetLedger.reserve). */
+export interface Reservation {
+  amount: number;
+  /** The exact estimate, while `amount` is still the upper bound. */
+  exact: (() => number) | null;
+}
+
+const finiteOr0 = (x: number): number => (Number.isFinite(x) ? x : 0);
+
 /** Floating-point slack when comparing USD sums. */
 const EPS = 1e-12;
 
@@ -54,8 +63,8 @@ export interface BudgetStats {
 export class BudgetLedger {
   /** agent|day → settled local spend not yet in the control plane's figure. */
   private readonly local = new Map<string, number>();
-  /** agent|day → open reservations. */
-  private readonly reserved = new Map<string, { amount: number; count: number }>();
+  /** agent|day → open reservations (amount includes loose ones at their upper bound). */
+  private readonly reserved = new Map<string, { amount: number; count: number; loose?: Set<Reservation> }>();
   private readonly entries = new Map<string, LocalEntry>();
   /** agent|day → acknowledged trace ids waiting for the figure to grow. */
   private readonly waiting = new Map<string, Set<string>>();
@@ -104,6 +113,52 @@ export class BudgetLedger {
     r.count++;
     this.reserved.set(k, r);
     return true;
+  }
+
+  /**
+   * Like tryReserve, without computing the exact estimate unless the decision needs it: a request whose
+   * `upper` bound (≥ its exact estimate) fits is admitted holding `upper` ("loose"); otherwise every
+   * loose reservation of the agent is first replaced by its exact estimate, then this one is decided on
+   * its own exact estimate. So admissions are exactly tryReserve's with exact estimates (a loose
+   * reservation only ever holds more), while the exact figure (a tokenizer pass over the prompt) is
+   * computed only near the limit. Returns the reservation to settle with settleReservation, or null.
+   */
+  reserve(agentId: string, day: string, limit: number, upper: number, exact: () => number): Reservation | null {
+    this.rollDay(day);
+    const up = Math.max(0, Number.isFinite(upper) ? upper : 0);
+    const k = this.key(agentId, day);
+    if (this.spent(agentId, day) + up <= limit + EPS) {
+      const r = this.reserved.get(k) ?? { amount: 0, count: 0 };
+      const res: Reservation = { amount: up, exact };
+      r.amount += up;
+      r.count++;
+      (r.loose ??= new Set()).add(res);
+      this.reserved.set(k, r);
+      return res;
+    }
+    this.tighten(k);
+    const est = Math.max(0, finiteOr0(exact()));
+    if (!this.tryReserve(agentId, day, limit, est)) return null;
+    return { amount: est, exact: null };
+  }
+
+  /** Replaces the agent's loose reservations by their exact estimates. */
+  private tighten(k: string): void {
+    const r = this.reserved.get(k);
+    if (!r?.loose) return;
+    for (const res of r.loose) {
+      const est = Math.max(0, finiteOr0(res.exact?.() ?? res.amount));
+      r.amount = Math.max(0, r.amount - res.amount + est);
+      res.amount = est;
+      res.exact = null;
+    }
+    r.loose.clear();
+  }
+
+  /** settle() for a reservation made by reserve(). */
+  settleReservation(agentId: string, day: string, res: Reservation, actual: number, traceId?: string): void {
+    this.reserved.get(this.key(agentId, day))?.loose?.delete(res);
+    this.settle(agentId, day, res.amount, actual, traceId);
   }
 
   /** The request ended: its reservation is released and its real cost counted until the control plane has it. */

@@ -114,3 +114,45 @@ test("budget: restored spool spend counts until acknowledged; past days are forg
   t.is(Math.round(ledger.spent("a", "2026-11-22") * 1e9) / 1e9, 0.2);
   t.is(ledger.stats().localEntries, 1);
 });
+
+test("budget: reserve() with upper bounds admits exactly what tryReserve() with exact estimates admits, tokenizing only near the limit", (t) => {
+  // Random interleavings of reservations and settlements; every request has an exact estimate and an
+  // upper bound of 1×…3× it. Two ledgers see the same sequence: decisions must be identical.
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let round = 0; round < 200; round++) {
+    const exactLedger = newLedger().ledger;
+    const lazyLedger = newLedger().ledger;
+    const limit = 0.2 + rnd() * 2;
+    const open: { exact: number; res: ReturnType<BudgetLedger["reserve"]> & object }[] = [];
+    let exactCalls = 0;
+    let requests = 0;
+    for (let step = 0; step < 60; step++) {
+      if (open.length > 0 && rnd() < 0.35) {
+        const [o] = open.splice(Math.floor(rnd() * open.length), 1);
+        const actual = o!.exact * rnd();
+        exactLedger.settle("a", D, o!.exact, actual);
+        lazyLedger.settleReservation("a", D, o!.res, actual);
+        continue;
+      }
+      requests++;
+      const exact = 0.01 + rnd() * 0.3;
+      const upper = exact * (1 + rnd() * 2);
+      const want = exactLedger.tryReserve("a", D, limit, exact);
+      const res = lazyLedger.reserve("a", D, limit, upper, () => {
+        exactCalls++;
+        return exact;
+      });
+      t.is(res !== null, want, `round ${round} step ${step}`);
+      if (res && want) open.push({ exact, res });
+      t.true(lazyLedger.spent("a", D) - exactLedger.spent("a", D) >= -1e-9, "a loose reservation never holds less");
+    }
+    t.true(exactCalls <= requests * 2, "an exact estimate is computed at most once for a decision and once to tighten");
+  }
+  // Far from the limit nothing is tokenized.
+  const { ledger } = newLedger();
+  let calls = 0;
+  for (let i = 0; i < 20; i++) t.truthy(ledger.reserve("a", D, 100, 0.5, () => ++calls * 0 + 0.1));
+  t.is(calls, 0);
+  t.is(ledger.inFlight("a", D), 20);
+});

@@ -16,7 +16,7 @@ import { evaluatePhase } from "../policy/engine/evaluate.js";
 import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
-import type { BudgetLedger } from "../limits/budget.js";
+import type { BudgetLedger, Reservation } from "../limits/budget.js";
 import { buildTrace, type TraceDraft } from "../trace/builder.js";
 import { newTraceId } from "./trace-id.js";
 import { ProxyRefusal, sendJsonError } from "./outcomes.js";
@@ -199,19 +199,22 @@ export function createProxyHandler(deps: ProxyDeps) {
 
     // 5. Budget: reserve the most this call can cost before forwarding (input estimate + max output); settle after.
     const day = utcDay(receivedAtMs);
-    let reserved = -1;
+    let reserved: Reservation | null = null;
     if (agent.hasBudget) {
-      // Reserve the most this call can cost: the prompt's tokens (counted locally) and max_tokens of output.
-      const estimate = price ? costOf(price, { ...ZERO_USAGE, inputTokens: promptTokens(), outputTokens: maxOutputTokens(body) }).totalCost : 0;
-      if (!deps.budget.tryReserve(agent.id, day, agent.budgetLimitDaily, estimate)) {
+      // Reserve the most this call can cost: the prompt's tokens and max_tokens of output. The exact
+      // token count (a tokenizer pass) is taken only when the budget is close: far from the limit the
+      // prompt's UTF-8 length, which no token count exceeds, decides the same (BudgetLedger.reserve).
+      const maxOut = maxOutputTokens(body);
+      const cost = (inputTokens: number) => (price ? costOf(price, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
+      reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(Buffer.byteLength(prompt, "utf8")), () => cost(promptTokens()));
+      if (!reserved) {
         const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
         return refuse(new ProxyRefusal(429, "budget_exceeded", message, {}, secondsToUtcMidnight(receivedAtMs)), "budget");
       }
-      reserved = estimate;
     }
     const settleBudget = () => {
-      if (reserved >= 0) deps.budget.settle(agent.id, day, reserved, draft.cost.totalCost, traceId);
-      reserved = -1;
+      if (reserved) deps.budget.settleReservation(agent.id, day, reserved, draft.cost.totalCost, traceId);
+      reserved = null;
     };
 
     // 6. What is forwarded: the bytes as received, unless a redaction or the Google spec path changed the body.
