@@ -116,6 +116,10 @@ export async function startStack(env: Record<string, string> = {}): Promise<Stac
       for (const sc of sidecars) await sc.stop();
       await cp.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      // A ClickHouse server outlives the run: drop this stack's database (chDB's went with dataDir).
+      if (config.CLICKHOUSE_URL) {
+        await fetch(config.CLICKHOUSE_URL, { method: "POST", body: `DROP DATABASE IF EXISTS ${config.CLICKHOUSE_DATABASE}` }).catch(() => undefined);
+      }
     },
   };
 }
