@@ -6,7 +6,7 @@ import { num, str } from "./json-values.js";
 import { BUCKET_SQL, cleanHourRanges, histogramQuantile, type HourRange, inHourRanges, inTraceRanges, uncoveredRanges } from "./rollup.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin, wellFormed } from "./sql-literal.js";
 import { checkString, rangeConditions, type StoreContext, tenantCondition } from "./store-context.js";
-import { DAY_MS, dateMs, utcDayStartMs } from "./time.js";
+import { DAY_MS, dateMs, MAX_MS, MIN_MS, utcDayStartMs } from "./time.js";
 import type { AgentMetrics, GroupMeasures, StatsQuery, TraceStats, TraceStatsGroup, TraceStatsSummary } from "./types.js";
 
 /** Statuses that group B counts as errors. */
@@ -184,14 +184,22 @@ export async function agentMetrics(
   const out = new Map<string, AgentMetrics>();
   if (ids.length === 0) return out;
   const nowMs = dateMs(now, "now");
-  const recent: SqlFragment = sql`(timestamp_ms >= ${nowMs - DAY_MS} AND timestamp_ms <= ${nowMs})`;
-  const rows = await ctx.engine.query(
-    sql`SELECT agent_id, count() AS total, sum(cost_usd) AS total_cost,
-      countIf(${recent}) AS n24, sumIf(cost_usd, ${recent}) AS cost24,
-      sumIf(latency_ms, ${recent}) AS latency24, countIf(status = 'error' AND ${recent}) AS errors24
-    FROM ${ctx.table} FINAL WHERE ${tenantCondition(tenantId)} AND agent_id IN ${sqlInList(ids)}
-    GROUP BY agent_id`,
-  );
+  const tenantAgents = [tenantCondition(tenantId), sql`agent_id IN ${sqlInList(ids)}`];
+  const recentWhere = sqlJoin([...tenantAgents, ...rangeConditions({ fromMs: nowMs - DAY_MS, toMs: nowMs })], " AND ");
+  const [recentRows, totals] = await Promise.all([
+    ctx.engine.query(
+      sql`SELECT agent_id, count() AS n24, sum(cost_usd) AS cost24, sum(latency_ms) AS latency24, countIf(status = 'error') AS errors24
+      FROM ${ctx.table} FINAL WHERE ${recentWhere} GROUP BY agent_id`,
+    ),
+    allTimeTotals(ctx, tenantId, tenantAgents),
+  ]);
+  const recent = new Map(recentRows.map((r) => [str(r["agent_id"]), r]));
+  const rows: Record<string, unknown>[] = [...totals.entries()].map(([agentId, t]) => ({
+    ...recent.get(agentId),
+    agent_id: agentId,
+    total: t.n,
+    total_cost: t.cost,
+  }));
   // Results are keyed by the ids as the caller wrote them (stored ids are well-formed UTF-16).
   const callerIds = new Map<string, string[]>();
   for (const id of ids) {
@@ -210,6 +218,30 @@ export async function agentMetrics(
       totalCost: num(r["total_cost"]),
     };
     for (const id of callerIds.get(str(r["agent_id"])) ?? []) out.set(id, metrics);
+  }
+  return out;
+}
+
+/** Traces and cost of each agent over all time: clean hours from the rollup, the rest from the traces. */
+async function allTimeTotals(ctx: StoreContext, tenantId: string, filters: SqlFragment[]): Promise<Map<string, { n: number; cost: number }>> {
+  const ranges = await cleanHourRanges(ctx, tenantId, MIN_MS, MAX_MS);
+  const rawWhere = sqlJoin(ranges.length === 0 ? filters : [...filters, inTraceRanges(uncoveredRanges(MIN_MS, MAX_MS, ranges))], " AND ");
+  const [raw, rolled] = await Promise.all([
+    ctx.engine.query(sql`SELECT agent_id, count() AS n, sum(cost_usd) AS cost FROM ${ctx.table} FINAL WHERE ${rawWhere} GROUP BY agent_id`),
+    ranges.length === 0
+      ? Promise.resolve([])
+      : ctx.engine.query(
+          sql`SELECT agent_id, sum(trace_count) AS n, sum(cost_sum) AS cost FROM ${ctx.rollups.hourly} FINAL
+            WHERE ${sqlJoin([...filters, inHourRanges(ranges)], " AND ")} GROUP BY agent_id`,
+        ),
+  ]);
+  const out = new Map<string, { n: number; cost: number }>();
+  for (const r of [...raw, ...rolled]) {
+    const id = str(r["agent_id"]);
+    const cur = out.get(id) ?? { n: 0, cost: 0 };
+    cur.n += num(r["n"]);
+    cur.cost += num(r["cost"]);
+    out.set(id, cur);
   }
   return out;
 }

@@ -5,7 +5,8 @@
 import test from "ava";
 import { create, TraceSchema, type Trace } from "@agentgov/proto";
 import { TraceStoreError } from "./errors.js";
-import { SqlFragment } from "./sql-literal.js";
+import { str } from "./json-values.js";
+import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
 import {
   AGENTS,
   enginesUnderTest,
@@ -153,6 +154,8 @@ for (const kind of enginesUnderTest()) {
       t.is(await ts.store.refreshRollups(new Date()), 0, "nothing left to compute");
       pctRel = 0.005;
       await check("rolled up");
+      const metricsRolled = await ts.store.agentMetrics("ten", AGENTS.map((a) => a.id), new Date(now));
+      for (const [id, m] of metricsBefore) assertNear(t, metricsRolled.get(id)!, m, 1e-9, `rolled-up metrics ${id}`);
       const listTotals = async (label: string) => {
         const all = data.filter((r) => r.tenantId === "ten");
         const filters = [
@@ -196,6 +199,9 @@ for (const kind of enginesUnderTest()) {
       );
       t.is((await ts.store.stats("ten", q)).summary.totalTraces, window.length + 1000);
       t.is((await ts.store.listByOffset("ten", { limit: 1, offset: 0 })).total, data.length + 1000);
+      const forgedAgent = str((await ts.engine.query(sql`SELECT agent_id FROM ${sqlIdent(ts.database)}.traces_hourly WHERE trace_count > 1000 LIMIT 1`))[0]?.["agent_id"]);
+      const metricsForged = await ts.store.agentMetrics("ten", [forgedAgent], new Date(now));
+      t.is(metricsForged.get(forgedAgent)?.totalRequests, data.filter((r) => r.agentId === forgedAgent).length + 1000);
       const inside = await ts.store.stats("ten", { since: new Date(hour + 1), until: new Date(hour + HOUR - 1) });
       t.is(inside.summary.totalTraces, data.filter(inRange(hour + 1, hour + HOUR - 1)).length, "a partial hour is read from the traces");
     } finally {
