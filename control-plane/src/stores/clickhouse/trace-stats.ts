@@ -150,7 +150,9 @@ async function mixedStats(
     histogram.set(b, (histogram.get(b) ?? 0) + num(r["c"]));
   }
   const sorted = [...histogram.entries()].sort((x, y) => x[0] - y[0]);
-  const summary = summaryOf(total, (level) => histogramQuantile(sorted, total["n"] ?? 0, level));
+  // Ranks within the histogram itself (its queries are separate reads from the sums').
+  const histogramTotal = sorted.reduce((a, [, c]) => a + c, 0);
+  const summary = summaryOf(total, (level) => histogramQuantile(sorted, histogramTotal, level));
 
   // Groups: sum the two parts per key; an agent's name is the one of its latest trace.
   const merged = new Map<string, Record<string, unknown>>();
@@ -186,19 +188,20 @@ export async function agentMetrics(
   const nowMs = dateMs(now, "now");
   const tenantAgents = [tenantCondition(tenantId), sql`agent_id IN ${sqlInList(ids)}`];
   const recentWhere = sqlJoin([...tenantAgents, ...rangeConditions({ fromMs: nowMs - DAY_MS, toMs: nowMs })], " AND ");
-  const [recentRows, totals] = await Promise.all([
-    ctx.engine.query(
-      sql`SELECT agent_id, count() AS n24, sum(cost_usd) AS cost24, sum(latency_ms) AS latency24, countIf(status = 'error') AS errors24
-      FROM ${ctx.table} FINAL WHERE ${recentWhere} GROUP BY agent_id`,
-    ),
-    allTimeTotals(ctx, tenantId, tenantAgents),
-  ]);
+  // Totals first, then the last 24 h: traces arriving meanwhile can only make the later read larger,
+  // so a reader never sees more traces in total than in the last 24 h when all of them are recent.
+  const totals = await allTimeTotals(ctx, tenantId, tenantAgents);
+  const recentRows = await ctx.engine.query(
+    sql`SELECT agent_id, count() AS n24, sum(cost_usd) AS cost24, sum(latency_ms) AS latency24, countIf(status = 'error') AS errors24
+    FROM ${ctx.table} FINAL WHERE ${recentWhere} GROUP BY agent_id`,
+  );
   const recent = new Map(recentRows.map((r) => [str(r["agent_id"]), r]));
-  const rows: Record<string, unknown>[] = [...totals.entries()].map(([agentId, t]) => ({
+  const agentsSeen = new Set([...totals.keys(), ...recent.keys()]);
+  const rows: Record<string, unknown>[] = [...agentsSeen].map((agentId) => ({
     ...recent.get(agentId),
     agent_id: agentId,
-    total: t.n,
-    total_cost: t.cost,
+    total: totals.get(agentId)?.n ?? 0,
+    total_cost: totals.get(agentId)?.cost ?? 0,
   }));
   // Results are keyed by the ids as the caller wrote them (stored ids are well-formed UTF-16).
   const callerIds = new Map<string, string[]>();
@@ -214,8 +217,9 @@ export async function agentMetrics(
       avgLatencyMs: mean(num(r["latency24"]), n24),
       cost24h: num(r["cost24"]),
       errorRate: n24 === 0 ? 0 : num(r["errors24"]) / n24,
-      totalRequests: num(r["total"]),
-      totalCost: num(r["total_cost"]),
+      // Traces stored between the two reads are in the later one only: the totals are at least the 24 h figures.
+      totalRequests: Math.max(num(r["total"]), n24),
+      totalCost: Math.max(num(r["total_cost"]), num(r["cost24"])),
     };
     for (const id of callerIds.get(str(r["agent_id"])) ?? []) out.set(id, metrics);
   }
