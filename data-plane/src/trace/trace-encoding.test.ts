@@ -6,6 +6,7 @@ import {
   PiiDetectionSchema, PolicyEvaluationSchema, QualityScoreSchema, SpanSchema, ToolCallSchema, TraceSchema, type Trace,
 } from "@agentgov/proto";
 import { encodeTrace, TraceEncodingError } from "./trace-encoding.js";
+import { createRng } from "../policy/pii/fixtures/prng.js";
 
 function same(t: { is: (a: unknown, b: unknown, m?: string) => void; deepEqual: (a: unknown, b: unknown, m?: string) => void }, tr: Trace, label: string): void {
   const want = toBinary(TraceSchema, tr);
@@ -109,16 +110,9 @@ test("strings: unicode, emoji, lone surrogates (as U+FFFD, like TextEncoder) and
   t.is(lone.prompt, "a\ufffdb");
 });
 
-// Small deterministic PRNG (mulberry32) so that a failure reproduces.
+/** The project's seeded PRNG (mulberry32), so that a failure reproduces. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+  return createRng(seed).next;
 }
 
 test("random traces encode to toBinary's bytes", (t) => {

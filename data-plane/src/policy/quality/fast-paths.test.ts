@@ -8,6 +8,7 @@ import { relevanceScore, RELEVANCE_SATURATION } from "./relevance.js";
 import { nonRepetitionScore } from "./non-repetition.js";
 import { STOPWORDS, stem } from "./stopwords.js";
 import { scanWords, words } from "./tokenize.js";
+import { createRng } from "../pii/fixtures/prng.js";
 
 // ---- references: the scorers as first written ----
 
@@ -46,15 +47,9 @@ function refRelevance(prompt: string, completion: string): number {
 
 // ---- random texts ----
 
+/** The project's seeded PRNG (mulberry32), so that a failure reproduces. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+  return createRng(seed).next;
 }
 
 const VOCAB = [
