@@ -237,6 +237,32 @@ export function inTraceRanges(ranges: readonly HourRange[]): SqlFragment {
   )})`;
 }
 
+/** Where a read over a time range finds its rows: `traces` under rawWhere, plus the rollup under rollupWhere. */
+export interface RollupSplit {
+  rawWhere: SqlFragment;
+  /** null: no clean hour in the range, everything is read from the traces. */
+  rollupWhere: SqlFragment | null;
+}
+
+/**
+ * Splits a read over [fromMs, toMs] (inclusive; an empty range reads nothing): whole clean hours from
+ * the rollup tables (with `rollupFilters`), the rest from the traces (with `rawFilters`), by primary key.
+ */
+export async function splitByRollup(
+  ctx: StoreContext,
+  tenantId: string,
+  range: { fromMs: number; toMs: number },
+  rawFilters: SqlFragment[],
+  rollupFilters: SqlFragment[],
+): Promise<RollupSplit> {
+  const ranges = range.fromMs <= range.toMs ? await cleanHourRanges(ctx, tenantId, range.fromMs, range.toMs) : [];
+  if (ranges.length === 0) return { rawWhere: sqlJoin([...rawFilters, ...rangeConditions(range)], " AND "), rollupWhere: null };
+  return {
+    rawWhere: sqlJoin([...rawFilters, inTraceRanges(uncoveredRanges(range.fromMs, range.toMs, ranges))], " AND "),
+    rollupWhere: sqlJoin([...rollupFilters, inHourRanges(ranges)], " AND "),
+  };
+}
+
 /** The value at quantile `level` of a histogram (bucket → count), as quantileExact picks its element. */
 export function histogramQuantile(sorted: readonly (readonly [number, number])[], total: number, level: number): number {
   if (total === 0) return 0;

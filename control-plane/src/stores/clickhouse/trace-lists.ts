@@ -6,7 +6,7 @@
 import type { Trace } from "@agentgov/proto";
 import { TraceStoreError } from "./errors.js";
 import { num, str } from "./json-values.js";
-import { cleanHourRanges, inHourRanges, inTraceRanges, uncoveredRanges } from "./rollup.js";
+import { splitByRollup } from "./rollup.js";
 import { rowToTrace } from "./row-codec.js";
 import { columnList, DETAIL_COLUMN_NAMES, SUMMARY_COLUMN_NAMES } from "./schema.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin } from "./sql-literal.js";
@@ -19,7 +19,7 @@ import {
   type StoreContext,
   tenantCondition,
 } from "./store-context.js";
-import { dateMs, MAX_MS } from "./time.js";
+import { dateMs, MAX_MS, MIN_MS } from "./time.js";
 import type { CursorListQuery, CursorListResult, OffsetListQuery, OffsetListResult } from "./types.js";
 
 export const MAX_LIMIT = 1000;
@@ -190,19 +190,14 @@ async function countTraces(
   rollupCount: SqlFragment | undefined,
   rollupFilters: SqlFragment[],
 ): Promise<number> {
-  const ranges =
-    rollupCount && (range.fromMs ?? 0) <= (range.toMs ?? MAX_MS)
-      ? await cleanHourRanges(ctx, tenantId, range.fromMs ?? 0, range.toMs ?? MAX_MS)
-      : [];
-  if (!rollupCount || ranges.length === 0) {
-    const where = sqlJoin([...conditions, ...rangeConditions(range)], " AND ");
-    return num((await ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${where}`))[0]?.["n"]);
-  }
-  const rawWhere = sqlJoin([...conditions, inTraceRanges(uncoveredRanges(range.fromMs ?? 0, range.toMs ?? MAX_MS, ranges))], " AND ");
-  const rollupWhere = sqlJoin([...rollupFilters, inHourRanges(ranges)], " AND ");
+  const { rawWhere, rollupWhere } = rollupCount
+    ? await splitByRollup(ctx, tenantId, { fromMs: range.fromMs ?? MIN_MS, toMs: range.toMs ?? MAX_MS }, conditions, rollupFilters)
+    : { rawWhere: sqlJoin([...conditions, ...rangeConditions(range)], " AND "), rollupWhere: null };
   const [raw, rolled] = await Promise.all([
     ctx.engine.query(sql`SELECT count() AS n FROM ${ctx.table} FINAL WHERE ${rawWhere}`),
-    ctx.engine.query(sql`SELECT sum(${rollupCount}) AS n FROM ${ctx.rollups.hourly} FINAL WHERE ${rollupWhere}`),
+    rollupCount && rollupWhere
+      ? ctx.engine.query(sql`SELECT sum(${rollupCount}) AS n FROM ${ctx.rollups.hourly} FINAL WHERE ${rollupWhere}`)
+      : Promise.resolve([]),
   ]);
   return num(raw[0]?.["n"]) + num(rolled[0]?.["n"]);
 }

@@ -3,7 +3,7 @@
 // Every query reads FROM … FINAL, so a trace inserted twice counts once.
 
 import { num, str } from "./json-values.js";
-import { BUCKET_SQL, cleanHourRanges, histogramQuantile, type HourRange, inHourRanges, inTraceRanges, uncoveredRanges } from "./rollup.js";
+import { BUCKET_SQL, histogramQuantile, splitByRollup } from "./rollup.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin, wellFormed } from "./sql-literal.js";
 import { checkString, rangeConditions, type StoreContext, tenantCondition } from "./store-context.js";
 import { DAY_MS, dateMs, MAX_MS, MIN_MS, utcDayStartMs } from "./time.js";
@@ -48,10 +48,10 @@ export async function traceStats(ctx: StoreContext, tenantId: string, q: StatsQu
   const toMs = dateMs(q.until, "until");
   const filters = [tenantCondition(tenantId)];
   if (q.agentId !== undefined) filters.push(sql`agent_id = ${checkString(q.agentId, "agentId")}`);
-  const ranges = fromMs <= toMs ? await cleanHourRanges(ctx, tenantId, fromMs, toMs) : [];
-  return ranges.length === 0
-    ? rawStats(ctx, sqlJoin([...filters, ...rangeConditions({ fromMs, toMs })], " AND "), q.groupBy)
-    : mixedStats(ctx, filters, { fromMs, toMs }, ranges, q.groupBy);
+  const split = await splitByRollup(ctx, tenantId, { fromMs, toMs }, filters, filters);
+  return split.rollupWhere === null
+    ? rawStats(ctx, split.rawWhere, q.groupBy)
+    : mixedStats(ctx, split.rawWhere, split.rollupWhere, q.groupBy);
 }
 
 function summaryOf(r: Record<string, unknown>, q: (level: number) => number): TraceStatsSummary {
@@ -111,13 +111,10 @@ const SUM_KEYS = ["n", "cost", "errors", "latency_sum", "success", "input_tokens
  */
 async function mixedStats(
   ctx: StoreContext,
-  filters: SqlFragment[],
-  range: { fromMs: number; toMs: number },
-  ranges: HourRange[],
+  rawWhere: SqlFragment,
+  rollupWhere: SqlFragment,
   groupBy: StatsQuery["groupBy"],
 ): Promise<TraceStats> {
-  const rawWhere = sqlJoin([...filters, inTraceRanges(uncoveredRanges(range.fromMs, range.toMs, ranges))], " AND ");
-  const rollupWhere = sqlJoin([...filters, inHourRanges(ranges)], " AND ");
   const { hourly, latency } = ctx.rollups;
   const rawSums = sql`count() AS n, sum(cost_usd) AS cost, countIf(${ERROR_OR_BLOCKED}) AS errors, sum(latency_ms) AS latency_sum,
     countIf(status = 'success') AS success, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens`;
@@ -228,15 +225,13 @@ export async function agentMetrics(
 
 /** Traces and cost of each agent over all time: clean hours from the rollup, the rest from the traces. */
 async function allTimeTotals(ctx: StoreContext, tenantId: string, filters: SqlFragment[]): Promise<Map<string, { n: number; cost: number }>> {
-  const ranges = await cleanHourRanges(ctx, tenantId, MIN_MS, MAX_MS);
-  const rawWhere = sqlJoin(ranges.length === 0 ? filters : [...filters, inTraceRanges(uncoveredRanges(MIN_MS, MAX_MS, ranges))], " AND ");
+  const { rawWhere, rollupWhere } = await splitByRollup(ctx, tenantId, { fromMs: MIN_MS, toMs: MAX_MS }, filters, filters);
   const [raw, rolled] = await Promise.all([
     ctx.engine.query(sql`SELECT agent_id, count() AS n, sum(cost_usd) AS cost FROM ${ctx.table} FINAL WHERE ${rawWhere} GROUP BY agent_id`),
-    ranges.length === 0
+    rollupWhere === null
       ? Promise.resolve([])
       : ctx.engine.query(
-          sql`SELECT agent_id, sum(trace_count) AS n, sum(cost_sum) AS cost FROM ${ctx.rollups.hourly} FINAL
-            WHERE ${sqlJoin([...filters, inHourRanges(ranges)], " AND ")} GROUP BY agent_id`,
+          sql`SELECT agent_id, sum(trace_count) AS n, sum(cost_sum) AS cost FROM ${ctx.rollups.hourly} FINAL WHERE ${rollupWhere} GROUP BY agent_id`,
         ),
   ]);
   const out = new Map<string, { n: number; cost: number }>();
