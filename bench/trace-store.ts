@@ -214,7 +214,8 @@ async function runEngine(kind: "chdb" | "server", dataDir: string): Promise<Engi
     password: process.env["CLICKHOUSE_PASSWORD"],
     database,
     dataDir,
-    retentionDays: 30,
+    // Longer than the data's 30 days, so that row TTL does not expire the oldest rows during the run.
+    retentionDays: 60,
     // One process writes and rolls up: no replica clock skew to allow for.
     rollupMarginMs: 0,
   });

@@ -1,9 +1,11 @@
-// Retention without TTL (ClickHouse 18.16 has none): whole month partitions of `traces` whose last
-// instant is older than now − retentionDays are dropped. Rows of a partly expired month stay until
-// the whole month has expired, so traces live between retentionDays and retentionDays + 31 days.
+// Retention on every engine: whole month partitions whose last instant is older than now −
+// retentionDays are dropped (portable to ClickHouse 18.16, which has no TTL); rows of a partly expired
+// month stay until the whole month has expired. Where the engine has TTL (20.1 and later, chDB) the
+// tables also carry `TTL <time> + retentionDays days`, so expired rows go at the next merge.
 
 import { str } from "./json-values.js";
-import { sql, sqlIdent, type SqlFragment } from "./sql-literal.js";
+import type { SqlEngine } from "./engine.js";
+import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
 import type { StoreContext } from "./store-context.js";
 import { DAY_MS, dateMs, monthPartitionEndMs } from "./time.js";
 
@@ -37,4 +39,33 @@ export async function dropExpiredPartitions(
     await ctx.engine.command(statement);
   }
   return expired;
+}
+
+/** The time column each table's retention counts from. */
+export const RETENTION_COLUMNS: Readonly<Record<string, string>> = {
+  traces: "ts",
+  traces_hourly: "hour",
+  traces_hourly_latency: "hour",
+  traces_hour_marks: "hour",
+};
+
+/**
+ * Sets each table's TTL to retentionDays (only when it differs, so opening a store does not rewrite
+ * anything; existing parts are not rewritten either: materialize_ttl_after_modify = 0, the partition
+ * drops and merges take care of them).
+ */
+export async function applyRetentionTtl(engine: SqlEngine, database: string, retentionDays: number): Promise<void> {
+  const days = Math.floor(retentionDays);
+  const rows = await engine.query(sql`SELECT name, engine_full FROM system.tables WHERE database = ${database}`);
+  const current = new Map(rows.map((r) => [str(r["name"]), str(r["engine_full"])]));
+  for (const [table, column] of Object.entries(RETENTION_COLUMNS)) {
+    const ttl = `TTL ${column} + toIntervalDay(${days})`;
+    const engineFull = current.get(table);
+    if (engineFull === undefined || engineFull.includes(`${ttl} `) || engineFull.endsWith(ttl)) continue;
+    await engine.command(
+      new SqlFragment(
+        `ALTER TABLE ${sqlIdent(database).text}.${sqlIdent(table).text} MODIFY ${ttl} SETTINGS materialize_ttl_after_modify = 0`,
+      ),
+    );
+  }
 }

@@ -15,12 +15,14 @@ export const MIGRATIONS_TABLE = "schema_migrations";
 export interface EngineCaps {
   lowCardinality: boolean;
   codecs: boolean;
+  /** Table TTL (retention enforced row by row at merges, beside the partition drops). */
+  ttl: boolean;
 }
 
 export function engineCaps(v: EngineVersion): EngineCaps {
-  // 18.16 needs an experimental flag for LowCardinality and has no CODEC; both are settled by 20.1.
+  // 18.16 needs an experimental flag for LowCardinality and has no CODEC or TTL; all are settled by 20.1.
   const modern = v.major >= 20;
-  return { lowCardinality: modern, codecs: modern };
+  return { lowCardinality: modern, codecs: modern, ttl: modern };
 }
 
 type ColumnKind = "plain" | "lowCardinality" | "bigText";

@@ -46,7 +46,8 @@ export function randomDatabase(): string {
 }
 
 export function storeOptions(kind: EngineKind, database: string, extra: Partial<TraceStoreOptions> = {}): TraceStoreOptions {
-  const base: TraceStoreOptions = { database, dataDir: chdbDataDir(), retentionDays: 30, ...extra };
+  // Ten years: tests insert traces of fixed past dates, which a 30-day row TTL would expire at merges.
+  const base: TraceStoreOptions = { database, dataDir: chdbDataDir(), retentionDays: 3650, ...extra };
   if (kind === "server") {
     base.url = process.env["CLICKHOUSE_URL"];
     base.user = process.env["CLICKHOUSE_USER"];

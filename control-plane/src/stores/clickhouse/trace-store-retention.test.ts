@@ -2,9 +2,12 @@
 // younger ones and other databases are kept.
 
 import test from "ava";
+import { num, str } from "./json-values.js";
 import { expiredPartitions } from "./retention.js";
+import { sql, sqlIdent } from "./sql-literal.js";
+import { openTraceStore } from "./trace-store.js";
 import { monthPartitionEndMs } from "./time.js";
-import { enginesUnderTest, makeTrace, openTestStore, removeChdbDataDir } from "./test-engines.js";
+import { enginesUnderTest, makeTrace, openTestStore, removeChdbDataDir, storeOptions } from "./test-engines.js";
 
 test.after.always(() => removeChdbDataDir());
 
@@ -21,8 +24,9 @@ test("month partition ends and the expiry rule", (t) => {
 
 for (const kind of enginesUnderTest()) {
   test(`${kind}: dropExpiredPartitions drops whole expired months only`, async (t) => {
-    const a = await openTestStore(kind, { retentionDays: 30 });
-    const b = await openTestStore(kind, { retentionDays: 30 });
+    // A simulated clock (March 2026): row TTL, which uses the real clock, would expire these rows too.
+    const a = await openTestStore(kind, { retentionDays: 30, rowTtl: false });
+    const b = await openTestStore(kind, { retentionDays: 30, rowTtl: false });
     try {
       const at = (y: number, m: number, d: number) => makeTrace({ tenantId: "ten", timestampMs: BigInt(Date.UTC(y, m, d, 12)) });
       const jan = [at(2026, 0, 1), at(2026, 0, 31)];
@@ -50,6 +54,36 @@ for (const kind of enginesUnderTest()) {
     } finally {
       await a.dispose();
       await b.dispose();
+    }
+  });
+
+  test(`${kind}: rows older than retentionDays expire by table TTL where the engine has it`, async (t) => {
+    const ts = await openTestStore(kind, { retentionDays: 2 });
+    try {
+      const db = sqlIdent(ts.database);
+      const now = Date.now();
+      const old = makeTrace({ tenantId: "ten", timestampMs: BigInt(now - 3 * 86_400_000) });
+      const fresh = makeTrace({ tenantId: "ten", timestampMs: BigInt(now - 1000) });
+      await ts.store.insert([old]);
+      await ts.store.insert([fresh]);
+      await ts.engine.command(sql`OPTIMIZE TABLE ${db}.traces FINAL`);
+      const ids = (await ts.engine.query(sql`SELECT id FROM ${db}.traces`)).map((r) => str(r["id"]));
+      const engineFull = str((await ts.engine.query(sql`SELECT engine_full FROM system.tables WHERE database = ${ts.database} AND name = 'traces'`))[0]?.["engine_full"]);
+      if (kind === "chdb") {
+        t.true(engineFull.includes("TTL ts + toIntervalDay(2)"), engineFull);
+        t.deepEqual(ids, [fresh.id], "the 3-day-old trace expired at the merge");
+        // Reopening with another retention changes the TTL.
+        const again = await openTraceStore(storeOptions(kind, ts.database, { retentionDays: 7 }));
+        await again.close();
+        const after = str((await ts.engine.query(sql`SELECT engine_full FROM system.tables WHERE database = ${ts.database} AND name = 'traces_hourly'`))[0]?.["engine_full"]);
+        t.true(after.includes("TTL hour + toIntervalDay(7)"), after);
+      } else {
+        t.false(engineFull.includes("TTL"), "18.16 has no TTL: retention is the partition drop alone");
+        t.is(ids.length, 2);
+      }
+      t.is(num((await ts.engine.query(sql`SELECT count() AS n FROM ${db}.traces WHERE id = ${fresh.id}`))[0]?.["n"]), 1);
+    } finally {
+      await ts.dispose();
     }
   });
 }

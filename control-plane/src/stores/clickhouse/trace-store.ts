@@ -9,7 +9,7 @@ import { ServerEngine } from "./engine-server.js";
 import { parseEngineVersion, type SqlEngine } from "./engine.js";
 import { TraceStoreError } from "./errors.js";
 import { str } from "./json-values.js";
-import { dropExpiredPartitions } from "./retention.js";
+import { applyRetentionTtl, dropExpiredPartitions } from "./retention.js";
 import { HOUR_MS, markDirty, refreshRollups, ROLLUP_TABLES, rollupTables } from "./rollup.js";
 import { engineCaps, migrate, TRACES_TABLE } from "./schema.js";
 import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
@@ -142,7 +142,9 @@ export async function openTraceStore(o: TraceStoreOptions): Promise<TraceStore> 
     const rows = await engine.query(sql`SELECT version() AS v`);
     const version = parseEngineVersion(str(rows[0]?.["v"]));
     if (version.major === 0) o.logger?.warn({ version: version.text }, "unrecognised ClickHouse version; using the 18.16-compatible schema");
-    await migrate(engine, db, engineCaps(version));
+    const caps = engineCaps(version);
+    await migrate(engine, db, caps);
+    if (caps.ttl && o.rowTtl !== false) await applyRetentionTtl(engine, o.database, o.retentionDays);
     return new ClickHouseTraceStore(engine, o.database, o.retentionDays, o.logger, o.rollupMarginMs);
   } catch (e) {
     await engine.close().catch(() => undefined);

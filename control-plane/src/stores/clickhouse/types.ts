@@ -25,6 +25,11 @@ export interface TraceStoreOptions {
    * clock skew between control-plane replicas; default 10 000 ms; tests use 0).
    */
   rollupMarginMs?: number;
+  /**
+   * Also expire rows by table TTL where the engine has it (default true). Off only for tests that play
+   * retention under a simulated clock (TTL uses the real one).
+   */
+  rowTtl?: boolean;
 }
 
 export type TraceStatus = "success" | "error" | "blocked";
