@@ -29,7 +29,7 @@ import http2 from "node:http2";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
@@ -46,12 +46,22 @@ const { values: args } = parseArgs({
     role: { type: "string", default: "main" },
     quick: { type: "boolean", default: false },
     "gate-off-too": { type: "boolean", default: false },
+    /** Also measure SPOOL_GATE=fsync (answers wait for their trace's fdatasync). */
+    "fsync-too": { type: "boolean", default: false },
     /** Write a CPU profile of the sidecar under closed-loop load to this file and stop (no results written). */
     profile: { type: "string" },
     /** Only the sequential JSON/stream measurements, printed, nothing written (for quick experiments). */
     "seq-only": { type: "boolean", default: false },
     /** Also measure a bare Node.js proxy (node:http + undici, nothing else) as the floor of one hop. */
     "bare-too": { type: "boolean", default: false },
+    /** Only the fixed-rate runs at this rate (1 KB), printed with the sidecar's event-loop delay and GC pauses, nothing written. */
+    "rate-only": { type: "string" },
+    /** Pin the sidecar to CPU 0 and the load generator and upstream to CPU 1 (taskset), as a sidecar with its own core. */
+    pin: { type: "boolean", default: false },
+    /** With --rate-only: write a sampled allocation profile (all allocations, collected or not) of the sidecar to this file. */
+    "heap-profile": { type: "string" },
+    /** Seconds of sidecar phases for --rate-only (default 10). */
+    phases: { type: "string" },
   },
 });
 const QUICK = args.quick === true;
@@ -161,14 +171,37 @@ async function runSidecar(): Promise<void> {
   await sc.synced;
   let maxRss = process.memoryUsage().rss;
   let profiler: import("node:inspector/promises").Session | undefined;
+  // What the sidecar's own event loop saw: delay histogram and GC pauses (reset by stats with resetLoop).
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  let gcPauses: number[] = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcPauses.push(e.duration);
+  }).observe({ entryTypes: ["gc"] });
   setInterval(() => {
     maxRss = Math.max(maxRss, process.memoryUsage().rss);
   }, 50).unref();
   process.on("message", (m: Msg) => {
     if (m.type === "stats") {
       const mem = process.memoryUsage();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats() });
+      const sorted = [...gcPauses].sort((a, b) => a - b);
+      const loopMs = { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+      const gc = { count: sorted.length, totalMs: sorted.reduce((a, b) => a + b, 0), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] ?? 0 };
+      // main thread: ns on a CPU, ns waiting for one (runnable but not running), time slices (Linux)
+      const sched = (() => {
+        try {
+          const [run, wait, slices] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").trim().split(" ").map(Number);
+          return { runMs: run! / 1e6, waitMs: wait! / 1e6, slices: slices! };
+        } catch {
+          return undefined;
+        }
+      })();
+      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats(), loopMs, gc, sched });
       if (m.resetPeak) maxRss = mem.rss;
+      if (m.resetLoop) {
+        loop.reset();
+        gcPauses = [];
+      }
     } else if (m.type === "profile-start") {
       void (async () => {
         const { Session } = await import("node:inspector/promises");
@@ -178,6 +211,22 @@ async function runSidecar(): Promise<void> {
         await session.post("Profiler.setSamplingInterval", { interval: 200 });
         await session.post("Profiler.start");
         profiler = session;
+        process.send!({ id: m.id, type: "result", result: true });
+      })();
+    } else if (m.type === "heap-start") {
+      void (async () => {
+        const { Session } = await import("node:inspector/promises");
+        const session = new Session();
+        session.connect();
+        await session.post("HeapProfiler.enable");
+        await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+        profiler = session;
+        process.send!({ id: m.id, type: "result", result: true });
+      })();
+    } else if (m.type === "heap-stop") {
+      void (async () => {
+        const { profile } = (await profiler!.post("HeapProfiler.stopSampling")) as { profile: unknown };
+        writeFileSync(String(m.file), JSON.stringify(profile));
         process.send!({ id: m.id, type: "result", result: true });
       })();
     } else if (m.type === "profile-stop") {
@@ -389,6 +438,13 @@ class Child {
   }
 }
 
+/** Sets the CPU affinity of every thread of a process (Linux taskset). */
+function pinTo(pid: number | undefined, cpus: string): void {
+  if (pid === undefined) return;
+  const r = spawnSync("taskset", ["-a", "-cp", cpus, String(pid)], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr}`);
+}
+
 function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = []): Child {
   return new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: ["--import", "tsx", ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
 }
@@ -437,6 +493,9 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
 }
 
 interface SidecarStats {
+  sched?: { runMs: number; waitMs: number; slices: number };
+  loopMs: { p50: number; p99: number; max: number };
+  gc: { count: number; totalMs: number; p99Ms: number; maxMs: number };
   rss: number;
   heapUsed: number;
   maxRss: number;
@@ -453,6 +512,7 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
   const variants: { name: string; env: Record<string, string>; role?: string }[] = [{ name: "default", env: {} }];
   if (args["gate-off-too"]) variants.push({ name: "gate-off", env: { SPOOL_COMMIT_WAIT_MS: "0" } });
+  if (args["fsync-too"]) variants.push({ name: "gate-fsync", env: { SPOOL_GATE: "fsync", SPOOL_FSYNC_INTERVAL_MS: "0" } });
   if (args["bare-too"]) variants.push({ name: "bare-proxy", env: {}, role: "bare" });
 
   for (const variant of variants) {
@@ -470,6 +530,11 @@ async function main(): Promise<void> {
     const sidecarUrl = String((await sidecar.ready).url);
     const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
     await loadgen.ready;
+    if (args.pin) {
+      pinTo(sidecar.proc.pid, "0");
+      for (const c of [loadgen, upstream]) pinTo(c.proc.pid, "1");
+      pinTo(process.pid, "1");
+    }
     const stats = () => sidecar.ask<SidecarStats>({ type: "stats" });
     const idle = await stats();
     const out: Record<string, unknown> = { rssIdleMiB: mib(idle.rss) };
@@ -478,6 +543,36 @@ async function main(): Promise<void> {
     // warm-up (JIT, pools, spool segments)
     await loadgen.ask({ type: "sequential", size: 1024, n: QUICK ? 300 : 1500, stream: false });
     await loadgen.ask({ type: "sequential", size: 8192, n: QUICK ? 100 : 500, stream: true });
+    if (args["rate-only"]) {
+      const rps = Number(args["rate-only"]);
+      type Open = { direct: number[]; sidecar: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
+      {
+        const b = await stats();
+        await loadgen.ask({ type: "sequential", size: 1024, n: 2000, stream: false });
+        const a = await stats();
+        const c = await loadgen.ask<{ lat: number[] }>({ type: "closedLoop", which: "sidecar", size: 1024, concurrency: 32, ms: 3000 });
+        const a2 = await stats();
+        const us = (x: SidecarStats, y: SidecarStats, n: number) => ((y.cpu.user + y.cpu.system - x.cpu.user - x.cpu.system) / n).toFixed(0);
+        process.stdout.write(`[${variant.name}] CPU per request: sequential ${us(b, a, 2000)} µs, closed loop c=32 ${us(a, a2, c.lat.length)} µs\n`);
+      }
+      await sidecar.ask({ type: "stats", resetLoop: true });
+      if (args.profile) await sidecar.ask({ type: "profile-start" });
+      if (args["heap-profile"]) await sidecar.ask({ type: "heap-start" });
+      const before = await stats();
+      const o = await loadgen.ask<Open>({ type: "openLoop", size: 1024, rps, phases: Number(args.phases ?? 10) });
+      const after = await stats();
+      if (args["heap-profile"]) await sidecar.ask({ type: "heap-stop", file: `${args["heap-profile"]}.${variant.name}` });
+      if (args.profile) {
+        await sidecar.ask({ type: "profile-stop", file: `${args.profile}.${variant.name}` });
+        for (const c of profileCategories(`${args.profile}.${variant.name}`, o.sidecar.length)) process.stdout.write(`  ${c.category}: ${c.usPerRequest} µs/request\n`);
+      }
+      const a = added(o.direct, o.sidecar);
+      const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
+      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms; ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+      continue;
+    }
     if (args.profile) {
       await sidecar.ask({ type: "profile-start" });
       for (const size of [1024, 8192]) {
@@ -583,7 +678,7 @@ async function main(): Promise<void> {
   cp.close();
   await sleep(100);
 
-  if (args["seq-only"]) process.exit(0);
+  if (args["seq-only"] || args["rate-only"]) process.exit(0);
   const report = { benchmark: "proxy-overhead", date: new Date().toISOString(), machine: machine(), quick: QUICK, results };
   mkdirSync(join(REPO, "bench/results"), { recursive: true });
   writeFileSync(join(REPO, "bench/results/proxy-overhead.json"), `${JSON.stringify(report, null, 2)}\n`);
@@ -751,7 +846,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
     "",
   );
   lines.push(
-    "How to read: every sidecar measure includes one extra loopback HTTP hop (the bare-proxy variant, when run, shows what that hop alone costs here). The `default` variant holds the last byte of each answer until its trace is on disk (durable spool, group commit with fdatasync), so its added latency includes that wait; `gate-off` does not wait. The load generator, the upstream and the sidecar share the same two cores (and other work ran on the machine: see the load average), so fixed-rate numbers near a process's capacity mostly measure queueing. `stream: headers` is the time to the response headers; `first body byte` also includes the outbound stream governor (the redact policy applies to answers).",
+    "How to read: every sidecar measure includes one extra loopback HTTP hop (the bare-proxy variant, when run, shows what that hop alone costs here). The `default` variant holds the last byte of each answer until its trace is written to the spool file (SPOOL_GATE=write: quality scores, encoding and one write(2); the fdatasync group commits run beside, every 10 ms at most), so its added latency includes that work; `gate-off` does not wait. The load generator, the upstream and the sidecar share the same two cores (and other work ran on the machine: see the load average), so fixed-rate numbers near a process's capacity mostly measure queueing. `stream: headers` is the time to the response headers; `first body byte` also includes the outbound stream governor (the redact policy applies to answers).",
     "",
   );
   // Summary against the targets.
@@ -770,8 +865,9 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
   for (const [variant, raw] of Object.entries(report.results)) {
     const v = raw as Record<string, unknown>;
     const what: Record<string, string> = {
-      default: "the sidecar with its defaults: the last byte of an answer waits for its trace's group commit (SPOOL_COMMIT_WAIT_MS=1000)",
-      "gate-off": "the sidecar with SPOOL_COMMIT_WAIT_MS=0: answers do not wait for their trace's fsync",
+      default: "the sidecar with its defaults: the last byte of an answer waits for its trace to be written to the spool (SPOOL_GATE=write, SPOOL_COMMIT_WAIT_MS=1000)",
+      "gate-off": "the sidecar with SPOOL_COMMIT_WAIT_MS=0: answers do not wait for their trace",
+      "gate-fsync": "the sidecar with SPOOL_GATE=fsync SPOOL_FSYNC_INTERVAL_MS=0: the last byte of an answer waits for its trace's fdatasync",
       "bare-proxy": "reference: a bare Node.js proxy (node:http + undici pool, headers copied, body streamed; no governance, no trace) — the floor of one proxy hop on this machine",
     };
     lines.push(`## ${variant}: ${what[variant] ?? ""}`, "");

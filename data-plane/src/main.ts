@@ -1,6 +1,6 @@
 // Starts a sidecar: the governance state (persisted snapshot, then Sync), the durable trace spool and
 // its shipper, and the proxy server (/healthz, /readyz with sync and spool state, /metrics).
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import { createHash, randomUUID } from "node:crypto";
 import { Agent as UndiciAgent } from "undici";
@@ -83,7 +83,13 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
   );
   sync.start();
 
-  const queue = await DurableSpool.open({ dir: join(dataDir, "spool"), maxBytes: config.SPOOL_MAX_BYTES, log });
+  const queue = await DurableSpool.open({
+    dir: join(dataDir, "spool"),
+    maxBytes: config.SPOOL_MAX_BYTES,
+    resolveOn: config.SPOOL_GATE,
+    syncIntervalMs: config.SPOOL_FSYNC_INTERVAL_MS,
+    log,
+  });
   const gate = new ResponseGate(config.SPOOL_COMMIT_WAIT_MS);
   // Spend of traces the control plane has not acknowledged yet still counts against budgets after a restart.
   await restoreSpendFromSpool(queue, budget);
@@ -101,7 +107,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     dispatcher,
     limiter: new RateLimiter(),
     budget,
-    emit: ops.traced((t: Trace) => gate.traceEmitted(queue.append(t))),
+    emit: ops.traced((t: Trace, res: ServerResponse) => gate.traceEmitted(res, queue.append(t))),
     storeRawPii: config.TRACE_STORE_RAW_PII,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     sseKeepAliveMs: config.SSE_KEEPALIVE_MS,

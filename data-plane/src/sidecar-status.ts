@@ -58,6 +58,6 @@ export function renderMetrics(r: Readiness): string {
   metric("agentgov_spool_write_errors_total", "counter", "Failed spool writes", s.writeErrors);
   metric("agentgov_ingest_stream_failures_total", "counter", "Ingest streams that failed", r.ingest.streamFailures);
   metric("agentgov_responses_gated_total", "counter", "Responses that waited for their trace's commit", r.responses.gated);
-  metric("agentgov_responses_gate_timeouts_total", "counter", "Responses released before their trace was on disk (SPOOL_COMMIT_WAIT_MS)", r.responses.timedOut);
+  metric("agentgov_responses_gate_timeouts_total", "counter", "Responses released before their trace was safe in the spool (SPOOL_COMMIT_WAIT_MS)", r.responses.timedOut);
   return `${lines.join("\n")}\n`;
 }

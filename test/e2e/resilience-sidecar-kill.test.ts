@@ -1,6 +1,6 @@
 // kill -9 of the sidecar (a real child process) in the middle of a load of proxied requests, twice, then
 // restart on the same DATA_DIR: every request that received a response has exactly one stored trace
-// (the response's last bytes wait for the trace's group commit; the restarted sidecar replays its spool).
+// (the response's last bytes wait for the trace to be written to the spool; the restarted sidecar replays it).
 import test from "ava";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

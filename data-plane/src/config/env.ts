@@ -22,8 +22,16 @@ export const SidecarEnvSchema = z.object({
   PROVIDER_COHERE_URL: z.string().url().default("https://api.cohere.com"),
   /** Trace spool size cap in bytes; when full the oldest unacknowledged traces are dropped (counted, logged). */
   SPOOL_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 * 1024 * 1024),
-  /** How long a response's last bytes may wait for its trace's group commit; 0 = do not wait. */
+  /** How long a response's last bytes may wait for its trace (SPOOL_GATE); 0 = do not wait. */
   SPOOL_COMMIT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /**
+   * What a response's last bytes wait for: `write` — the trace is written to the OS (a crash of the
+   * sidecar cannot lose it) — or `fsync` — its group commit's fdatasync returned (a crash of the
+   * machine cannot either; adds the disk's sync latency to every answer).
+   */
+  SPOOL_GATE: z.enum(["write", "fsync"]).default("write"),
+  /** Least time between two fdatasyncs of the spool (group commit window); bounds what a machine crash can lose with SPOOL_GATE=write. */
+  SPOOL_FSYNC_INTERVAL_MS: z.coerce.number().int().min(0).max(1000).default(10),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Debugging only: log each trace's prompt and completion text at debug level (never on by default). */
   LOG_SENSITIVE: bool.default(false),

@@ -69,7 +69,13 @@ export function observeTrace(m: SidecarMetrics, t: TraceLike): void {
   if (t.spans.some((s) => s.stage === "provider")) {
     m.upstreamLatency.observe({ provider, status_class: t.httpStatus > 0 ? `${Math.floor(t.httpStatus / 100)}xx` : "none" }, Math.max(0, t.providerMs) / 1000);
   }
-  for (const e of t.policyEvaluations) m.policyDecisions.inc({ type: "policy", action: e.actionTaken || "none" });
+  // One increment per action taken, not per evaluation (most evaluations of a request share "none").
+  let none = 0;
+  for (const e of t.policyEvaluations) {
+    if (!e.actionTaken || e.actionTaken === "none") none++;
+    else m.policyDecisions.inc({ type: "policy", action: e.actionTaken });
+  }
+  if (none > 0) m.policyDecisions.inc({ type: "policy", action: "none" }, none);
   for (const f of t.policiesFired) {
     const refusal = REFUSALS[f];
     if (!refusal) continue;

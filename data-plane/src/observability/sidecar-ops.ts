@@ -29,7 +29,7 @@ export interface SidecarOps {
   otlp: OtlpExporter | undefined;
   readonly draining: boolean;
   listener(inner: Listener): Listener;
-  traced<T extends SpanSource & Parameters<typeof observeTrace>[1] & { prompt?: string; completion?: string }, R>(emit: (t: T) => R): (t: T) => R;
+  traced<T extends SpanSource & Parameters<typeof observeTrace>[1] & { prompt?: string; completion?: string }, A extends unknown[], R>(emit: (t: T, ...rest: A) => R): (t: T, ...rest: A) => R;
   startDraining(): void;
   /** Resolves true once no request is in flight (and their traces were emitted), false at the deadline. */
   settled(timeoutMs: number): Promise<boolean>;
@@ -131,7 +131,10 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
       };
     },
     traced(emit) {
-      return (t) => {
+      return (t, ...rest) => {
+        // Spooled first: with the response gate on, the answer's last bytes leave as soon as the trace is
+        // written, and the metrics, span and log line below are not worth delaying them for.
+        const result = emit(t, ...rest);
         try {
           observeTrace(metrics, t);
           if (otlp) {
@@ -148,7 +151,7 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
         } catch (e) {
           o.log.warn({ err: String(e) }, "observing a trace failed");
         }
-        return emit(t);
+        return result;
       };
     },
     startDraining() {

@@ -43,7 +43,8 @@ export interface ProxyDeps {
   dispatcher: Dispatcher;
   limiter: RateLimiter;
   budget: BudgetLedger;
-  emit(trace: Trace): void;
+  /** Spools the trace of the request answered by `res` (the response gate holds `res` until it is safe). */
+  emit(trace: Trace, res: ServerResponse): void;
   storeRawPii: boolean;
   /** UPSTREAM_TIMEOUT_MS: the longest wait for the provider's response headers, and the longest silence inside its body. */
   upstreamTimeoutMs: number;
@@ -139,7 +140,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     };
     const emit = () => {
       try {
-        deps.emit(buildTrace(draft, deps.storeRawPii));
+        deps.emit(buildTrace(draft, deps.storeRawPii), res);
       } catch (e) {
         deps.onError(e, "trace.build");
       }

@@ -25,7 +25,7 @@ export interface SpoolStats {
   quarantinedRanges: number;
   /** Failed writes or fsyncs (the traces stay in memory and are still shipped). */
   writeErrors: number;
-  /** Group commits (one write + fdatasync each). */
+  /** Group commits (one fdatasync each, covering every record written since the previous one). */
   commits: number;
 }
 
@@ -37,9 +37,13 @@ export interface SpooledTrace {
 }
 
 export interface TraceQueue {
-  /** Queues a trace; the promise resolves once it is on disk (never rejects). */
-  append(t: Trace): Promise<void>;
-  /** Up to `n` traces that are on disk, oldest first, skipping ids in `exclude`, at most about `maxBytes` encoded. */
+  /**
+   * Spools a trace. Returns null when it is already as safe as the spool was asked to make it before
+   * an answer leaves (written to the OS: survives a crash of the process), else a promise that resolves
+   * once it is (fdatasync'd: survives a crash of the machine). Never rejects.
+   */
+  append(t: Trace): Promise<void> | null;
+  /** Up to `n` traces that are synced to disk, oldest first, skipping ids in `exclude`, at most about `maxBytes` encoded. */
   peek(n: number, exclude: ReadonlySet<string>, maxBytes?: number): Promise<SpooledTrace[]>;
   /** The control plane acknowledged (or rejected for good) these traces: forget them. */
   remove(ids: readonly string[]): Promise<void>;

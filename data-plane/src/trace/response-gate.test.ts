@@ -1,5 +1,6 @@
 // The response gate on a real HTTP server: a response whose request emitted a trace completes only
-// once the trace is committed; a response without a trace, and one whose commit takes too long, complete anyway.
+// once the trace is committed (or, with SPOOL_GATE=write, once it is emitted and written); a response
+// without a trace, and one whose commit takes too long, complete anyway.
 import test from "ava";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { ResponseGate } from "./response-gate.js";
@@ -27,7 +28,7 @@ test("the answer completes only after its trace's commit (trace emitted after re
     res.end("answer");
     setImmediate(() => {
       emitted = true;
-      gate.traceEmitted(commit.promise);
+      gate.traceEmitted(res, commit.promise);
     });
   });
   t.teardown(() => srv.close());
@@ -45,12 +46,60 @@ test("the answer completes only after its trace's commit (trace emitted after re
   t.deepEqual(gate.stats(), { gated: 1, timedOut: 0 });
 });
 
+test("with an append that is safe at once (SPOOL_GATE=write), the answer still waits for the trace to be emitted", async (t) => {
+  const gate = new ResponseGate(60_000);
+  let emit!: () => void;
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end("answer");
+    // the handler is still running (as the proxy's is until its trace is built)
+    await new Promise<void>((r) => (emit = r));
+    gate.traceEmitted(res, null);
+  });
+  t.teardown(() => srv.close());
+  let done = false;
+  const response = fetch(srv.url).then(async (r) => {
+    const body = await r.text();
+    done = true;
+    return body;
+  });
+  while (!emit) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(done, "no complete answer before its trace is written");
+  emit();
+  t.is(await response, "answer");
+  t.deepEqual(gate.stats(), { gated: 1, timedOut: 0 });
+});
+
+test("a trace emitted for another response does not release this one", async (t) => {
+  const gate = new ResponseGate(60_000);
+  const held: ServerResponse[] = [];
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(200).end("ok");
+    held.push(res);
+    await new Promise<void>(() => undefined); // still running: only its trace can release it
+  });
+  t.teardown(() => srv.close());
+  const done: boolean[] = [false, false];
+  const a = fetch(srv.url).then(async (r) => (await r.text(), (done[0] = true)));
+  while (held.length < 1) await new Promise((r) => setTimeout(r, 5));
+  const b = fetch(srv.url).then(async (r) => (await r.text(), (done[1] = true)));
+  while (held.length < 2) await new Promise((r) => setTimeout(r, 5));
+  gate.traceEmitted(held[1]!, null);
+  await b;
+  await new Promise((r) => setTimeout(r, 50));
+  t.deepEqual(done, [false, true]);
+  gate.traceEmitted(held[0]!, null);
+  await a;
+  t.deepEqual(done, [true, true]);
+});
+
 test("a refusal whose trace is emitted synchronously after res.end is gated too", async (t) => {
   const gate = new ResponseGate(60_000);
   const commit = deferred();
   const srv = await serve(gate, async (_req, res) => {
     res.writeHead(403).end("blocked");
-    gate.traceEmitted(commit.promise);
+    gate.traceEmitted(res, commit.promise);
   });
   t.teardown(() => srv.close());
   let done = false;
@@ -70,7 +119,7 @@ test("a response without a trace completes at once; a commit slower than the lim
   const never = new Promise<void>(() => undefined);
   const srv = await serve(gate, async (req, res) => {
     res.writeHead(200).end("ok");
-    if (req.url === "/traced") setImmediate(() => gate.traceEmitted(never));
+    if (req.url === "/traced") setImmediate(() => gate.traceEmitted(res, never));
   });
   t.teardown(() => srv.close());
   t.is(await (await fetch(`${srv.url}/untraced`)).text(), "ok");
@@ -83,7 +132,7 @@ test("with a zero limit the gate is off", async (t) => {
   const never = new Promise<void>(() => undefined);
   const srv = await serve(gate, async (_req, res) => {
     res.writeHead(200).end("ok");
-    gate.traceEmitted(never);
+    gate.traceEmitted(res, never);
   });
   t.teardown(() => srv.close());
   t.is(await (await fetch(srv.url)).text(), "ok");

@@ -1,17 +1,22 @@
-// Holds the last bytes of a proxied response until that request's trace is on disk (group commit of
-// the spool), so that a client never holds a complete answer whose trace a crash could lose.
+// Holds the last bytes of a proxied response until that request's trace is safe in the spool, so that a
+// client never holds a complete answer whose trace a crash could lose. How safe is the spool's choice
+// (SPOOL_GATE): written to the OS (a crash of the process cannot lose it; the default, and then there is
+// nothing to wait for once the trace is emitted) or fdatasync'd (a crash of the machine cannot either).
 //
 // The proxy handler calls `res.end(...)` and emits the trace right after (synchronously for refusals,
-// on the next setImmediate turn once quality scores are computed for answers). The gate finds the
-// request a trace belongs to through AsyncLocalStorage, defers `res.end` until the trace's append
-// promise settles — at most `maxWaitMs` — and ends at once the responses that carry no trace
-// (refusals before an agent is known), which it recognises when the handler has returned and one more
-// setImmediate turn has passed without an emitted trace.
-import { AsyncLocalStorage } from "node:async_hooks";
+// on the next setImmediate turn once quality scores are computed for answers), passing the response it
+// belongs to. The gate defers `res.end` until the trace is emitted and its append settles — at most
+// `maxWaitMs` — and ends at once the responses that carry no trace (refusals before an agent is known),
+// which it recognises when the handler has returned and one more setImmediate turn has passed without
+// an emitted trace. The slot travels on the response object itself (no AsyncLocalStorage: its promise
+// hooks would tax every promise of the process).
 import type { ServerResponse } from "node:http";
 
+const SLOT = Symbol("agentgov.responseGate");
+
 interface Slot {
-  durable: Promise<void> | undefined;
+  /** The trace's append: null = safe already; undefined = not emitted yet. */
+  durable: Promise<void> | null | undefined;
   /** Arguments of the deferred res.end call. */
   endArgs: unknown[] | undefined;
   handlerDone: boolean;
@@ -20,18 +25,19 @@ interface Slot {
   release(): void;
 }
 
+type GatedResponse = ServerResponse & { [SLOT]?: Slot };
+
 export interface ResponseGateStats {
-  /** Responses whose end waited for their trace's commit. */
+  /** Responses whose end waited for their trace. */
   gated: number;
-  /** Responses released by the time limit before their trace was on disk. */
+  /** Responses released by the time limit before their trace was safe. */
   timedOut: number;
 }
 
 export class ResponseGate {
-  private readonly als = new AsyncLocalStorage<Slot>();
   private readonly counters: ResponseGateStats = { gated: 0, timedOut: 0 };
 
-  /** maxWaitMs = 0 disables the gate (responses end at once; traces are committed in the background). */
+  /** maxWaitMs = 0 disables the gate (responses end at once; traces are spooled right after). */
   constructor(private readonly maxWaitMs: number) {}
 
   /** Runs the handler for one request with its response gated. */
@@ -51,6 +57,7 @@ export class ResponseGate {
         if (slot.endArgs) originalEnd(...slot.endArgs);
       },
     };
+    (res as GatedResponse)[SLOT] = slot;
     res.end = ((...args: unknown[]) => {
       if (slot.released || slot.endArgs) return originalEnd(...args);
       slot.endArgs = args;
@@ -59,7 +66,7 @@ export class ResponseGate {
     }) as ServerResponse["end"];
     // A client that goes away needs no gate.
     res.once("close", () => slot.release());
-    return this.als.run(slot, handler).finally(() => {
+    return handler().finally(() => {
       setImmediate(() => {
         slot.handlerDone = true;
         this.decide(slot);
@@ -67,10 +74,10 @@ export class ResponseGate {
     });
   }
 
-  /** Called with the append promise of a trace emitted by the current request (if any). */
-  traceEmitted(durable: Promise<void>): void {
-    const slot = this.als.getStore();
-    if (!slot || slot.released || slot.durable) return;
+  /** The trace of the request answered by `res` was appended: `durable` is what its append returned. */
+  traceEmitted(res: ServerResponse, durable: Promise<void> | null): void {
+    const slot = (res as GatedResponse)[SLOT];
+    if (!slot || slot.released || slot.durable !== undefined) return;
     slot.durable = durable;
     this.decide(slot);
   }
@@ -78,6 +85,11 @@ export class ResponseGate {
   private decide(slot: Slot): void {
     if (slot.released || slot.armed || !slot.endArgs) return;
     const durable = slot.durable;
+    if (durable === null) {
+      this.counters.gated++;
+      slot.release();
+      return;
+    }
     if (durable) {
       slot.armed = true;
       this.counters.gated++;

@@ -15,6 +15,12 @@ const MAX_IN_FLIGHT_BATCHES = 8;
 const ACK_TIMEOUT_MS = 60_000;
 /** An idle stream is closed after this long without traces to send. */
 const IDLE_CLOSE_MS = 5_000;
+/**
+ * A batch that is not full waits this long for more traces before it leaves (like Kafka's linger.ms):
+ * under a steady trickle of requests, one Upload message per trace would cost the sidecar more CPU
+ * than the traces themselves.
+ */
+const LINGER_MS = 50;
 
 export interface ShipperEvents {
   onError(e: unknown): void;
@@ -133,6 +139,7 @@ export class TraceShipper {
 
     async function* requests(): AsyncGenerator<UploadRequest> {
       let idleSince = Date.now();
+      let lingered = false;
       while (!finished && !streamAbort.signal.aborted) {
         if (inFlight.size >= MAX_IN_FLIGHT_BATCHES) {
           await waitForWork(1000);
@@ -144,6 +151,12 @@ export class TraceShipper {
           await waitForWork(inFlight.size === 0 ? IDLE_CLOSE_MS : 1000);
           continue;
         }
+        if (next.length < BATCH && !lingered) {
+          lingered = true;
+          await new Promise((r) => setTimeout(r, LINGER_MS));
+          continue;
+        }
+        lingered = false;
         idleSince = Date.now();
         batchId++;
         for (const t of next) sent.add(t.id);

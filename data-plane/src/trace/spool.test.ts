@@ -250,3 +250,67 @@ test("stats report depth, bytes, the oldest trace's age and high-water marks", a
   t.true(st.highWaterBytes > 0);
   await s.close();
 });
+
+test("resolveOn write: a trace is in the segment file when append returns, so a kill -9 before any fsync loses none", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // A child process appends 200 traces with fdatasync held off for 60 s, says so, and is killed -9.
+  const spoolModule = new URL("./spool.ts", import.meta.url).href;
+  const protoModule = import.meta.resolve("@agentgov/proto");
+  const code = `
+    import { create } from "@bufbuild/protobuf";
+    import { TraceSchema } from ${JSON.stringify(protoModule)};
+    import { DurableSpool } from ${JSON.stringify(spoolModule)};
+    const quiet = { info() {}, warn() {}, error() {} };
+    const s = await DurableSpool.open({ dir: ${JSON.stringify(dir)}, log: quiet, resolveOn: "write", syncIntervalMs: 60000 });
+    for (let i = 0; i < 200; i++) {
+      const r = s.append(create(TraceSchema, { id: "trc_" + String(i).padStart(26, "0"), tenantId: "ten_1", agentId: "agt_1", timestampMs: BigInt(Date.now()), prompt: "p" + i }));
+      if (r !== null) throw new Error("append should not wait in write mode");
+      await new Promise((r) => setImmediate(r));
+    }
+    process.stdout.write("appended " + s.stats().commits + "\\n");
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  t.teardown(() => child.kill("SIGKILL"));
+  const said = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("\n")) resolve(out.trim());
+    });
+    child.once("exit", (c) => reject(new Error(`child exited with ${c} before appending`)));
+  });
+  t.regex(said, /^appended [01]$/, "at most the first group commit (at the first append) ran before the kill");
+  child.kill("SIGKILL");
+  await new Promise((r) => child.once("exit", r));
+  const s = await DurableSpool.open({ dir, log: logSink().log });
+  t.is(s.size(), 200, "every appended trace is replayed");
+  const got = await s.peek(500, new Set());
+  t.deepEqual(got.map((x) => x.id), Array.from({ length: 200 }, (_, i) => `trc_${String(i).padStart(26, "0")}`));
+  await s.close();
+});
+
+test("group commits respect the commit window, traces ship only once synced, and flush() commits at once", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const s = await DurableSpool.open({ dir, log: logSink().log, resolveOn: "write", syncIntervalMs: 200 });
+  let ready = 0;
+  s.onAppend(() => ready++);
+  const xs = Array.from({ length: 30 }, (_, i) => trace(i, "windowed"));
+  const t0 = performance.now();
+  for (const x of xs) {
+    t.is(s.append(x), null);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const elapsed = performance.now() - t0;
+  // 30 appends over `elapsed` ms: at most one commit per 200 ms window (plus the first, at once).
+  t.true(s.stats().commits <= Math.ceil(elapsed / 200) + 1, `${s.stats().commits} commits in ${Math.round(elapsed)} ms`);
+  t.true((await s.peek(100, new Set())).length < 30, "the traces of the open window are not shippable yet");
+  const before = performance.now();
+  await s.flush();
+  t.true(performance.now() - before < 200, "flush does not wait for the window");
+  t.is((await s.peek(100, new Set())).length, 30);
+  t.true(ready > 0);
+  await s.close();
+});

@@ -1,7 +1,9 @@
-// The durable trace spool: every trace is appended to an on-disk segment (framed and checksummed,
-// spool-format.ts) and fdatasync'd by group commit — one write + one fdatasync for everything appended
-// while the previous commit was on disk — before it may be shipped; it is forgotten only when the
-// control plane acknowledges it.
+// The durable trace spool: every trace is written to an on-disk segment (framed and checksummed,
+// spool-format.ts) the moment it is appended — one write(2) into the page cache, so a crash of the
+// process (kill -9, OOM kill) cannot lose it — and made durable against a crash of the machine by
+// fdatasync group commits (one fdatasync for everything written since the previous one, at most one
+// per `syncIntervalMs`) before it may be shipped; it is forgotten only when the control plane
+// acknowledges it. `append` resolves at the level the caller asked for (`resolveOn`): written, or synced.
 //
 // Layout under `dir`: `seg-<seq>.log` (records, append-only, one active segment at a time),
 // `seg-<seq>.acks` (ids acknowledged from that segment; written without fsync: a lost ack only means a
@@ -11,16 +13,16 @@
 // At start every segment is scanned: good records not acknowledged are replayed, damaged ranges are
 // copied to quarantine/ and skipped. When the spool would exceed `maxBytes`, whole sealed segments are
 // dropped oldest first (counted and logged as errors); appends never wait for room.
-import { closeSync, existsSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, write, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import type { Trace } from "@agentgov/proto";
 import type { SpooledTrace, SpoolStats, TraceQueue } from "./queue.js";
 import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
 import { encodeTrace } from "./trace-encoding.js";
 
-const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
 
 export const DEFAULT_SPOOL_MAX_BYTES = 1024 * 1024 * 1024;
@@ -44,6 +46,14 @@ export interface SpoolOptions {
   segmentBytes?: number;
   /** Encoded traces (record bytes) kept in memory for shipping; the rest are read back from disk. */
   cacheBytes?: number;
+  /**
+   * What `append` waits for: "write" — the record is in the operating system's page cache (survives a
+   * crash of the process; `append` returns null, there is nothing to wait for) — or "fsync" (default) —
+   * its group commit's fdatasync returned (survives a crash of the machine).
+   */
+  resolveOn?: "write" | "fsync";
+  /** Least time between the starts of two fdatasyncs (group commit window); 0 = as soon as the previous one ends. */
+  syncIntervalMs?: number;
   log: SpoolLog;
 }
 
@@ -63,8 +73,8 @@ interface Segment {
   size: number;
   /** Entries of this segment still in the index. */
   live: number;
-  /** Records queued or being written. */
-  pendingWrites: number;
+  /** Records written and not yet covered by a finished fdatasync (the file stays open until 0). */
+  unsynced: number;
   sealed: boolean;
   writeFd: number | undefined;
   dirSynced: boolean;
@@ -83,16 +93,11 @@ interface Entry {
   ts: number;
   /** The encoded trace, cached (a view of the record buffer, which is never modified after sealRecord). */
   payload: Uint8Array | undefined;
-  /** On disk, or kept in memory only after a failed write: either way it may be shipped. */
+  /** Synced to disk, or kept in memory only after a failed write or fsync: either way it may be shipped. */
   ready: boolean;
   memoryOnly: boolean;
 }
 
-interface PendingWrite {
-  entry: Entry;
-  record: Buffer;
-  resolve: () => void;
-}
 
 const segName = (seq: number) => `seg-${String(seq).padStart(12, "0")}`;
 
@@ -109,8 +114,17 @@ export class DurableSpool implements TraceQueue {
   private readonly index = new Map<string, Entry>();
   private readonly segments: Segment[] = [];
   private active!: Segment;
-  private pending: PendingWrite[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Written, waiting for the next fdatasync (in order), and the appends waiting for it ("fsync" mode). */
+  private unsynced: Entry[] = [];
+  private syncWaiters: (() => void)[] = [];
+  private syncing: Promise<void> | undefined;
+  private syncTimeout: NodeJS.Timeout | undefined;
+  private syncImmediate: NodeJS.Immediate | undefined;
+  private lastSyncStartMs = Number.NEGATIVE_INFINITY;
+  /** flush() is waiting: the next fdatasync starts without the group commit window. */
+  private urgent = false;
+  private readonly resolveOn: "write" | "fsync";
+  private readonly syncIntervalMs: number;
   private readonly listeners: (() => void)[] = [];
   private cachedBytes = 0;
   private closed = false;
@@ -136,6 +150,8 @@ export class DurableSpool implements TraceQueue {
     this.maxBytes = opts.maxBytes ?? DEFAULT_SPOOL_MAX_BYTES;
     this.segmentBytes = opts.segmentBytes ?? Math.min(MAX_SEGMENT_BYTES, Math.max(MIN_SEGMENT_BYTES, Math.floor(this.maxBytes / 16)));
     this.cacheBytes = opts.cacheBytes ?? DEFAULT_CACHE_BYTES;
+    this.resolveOn = opts.resolveOn ?? "fsync";
+    this.syncIntervalMs = opts.syncIntervalMs ?? 0;
     this.quarantineDir = join(opts.dir, "quarantine");
     this.lockPath = join(opts.dir, "LOCK");
   }
@@ -172,7 +188,7 @@ export class DurableSpool implements TraceQueue {
       acksPath: `${base}.acks`,
       size,
       live: 0,
-      pendingWrites: 0,
+      unsynced: 0,
       sealed: true,
       writeFd: undefined,
       dirSynced: true,
@@ -280,13 +296,18 @@ export class DurableSpool implements TraceQueue {
     if (b > this.counters.highWaterBytes) this.counters.highWaterBytes = b;
   }
 
-  append(t: Trace): Promise<void> {
+  /**
+   * Writes the trace to the active segment now (one write(2)); the returned promise resolves once it is
+   * synced — or null when `resolveOn` is "write" (written: nothing to wait for) or the write failed (the
+   * trace is then kept in memory and shipped from there). Never rejects, never waits for room.
+   */
+  append(t: Trace): Promise<void> | null {
     if (this.closed) {
       this.counters.droppedTotal++;
       this.opts.log.error({ traceId: t.id }, "trace spool is closed: trace dropped");
-      return Promise.resolve();
+      return null;
     }
-    if (this.index.has(t.id)) return Promise.resolve();
+    if (this.index.has(t.id)) return null;
     // Same bytes as toBinary(TraceSchema, t), encoded straight into the record (trace-encoding.ts).
     const record = sealRecord(encodeTrace(t, HEADER_BYTES));
     const payload = record.subarray(HEADER_BYTES);
@@ -296,15 +317,124 @@ export class DurableSpool implements TraceQueue {
     const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload, ready: false, memoryOnly: false };
     seg.size += record.length;
     seg.live++;
-    seg.pendingWrites++;
     this.cachedBytes += record.length;
     this.index.set(t.id, entry);
     this.counters.appendedTotal++;
     this.trackHighWater();
-    return new Promise((resolve) => {
-      this.pending.push({ entry, record, resolve });
-      this.flushing ??= this.flushLoop().finally(() => (this.flushing = undefined));
+    // Written synchronously: a page-cache write is a few microseconds, and once it returns a crash of
+    // this process cannot lose the trace (the response gate relies on that). fdatasync runs off the
+    // event loop, in group commits.
+    if (!this.writeRecord(seg, record)) {
+      entry.memoryOnly = true;
+      entry.ready = true;
+      this.notifyReady();
+      return null;
+    }
+    seg.unsynced++;
+    this.unsynced.push(entry);
+    this.scheduleSync();
+    if (this.resolveOn === "write") return null;
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** write(2) of a whole record at the segment's end; false (counted, logged, segment abandoned) on failure. */
+  private writeRecord(seg: Segment, record: Buffer): boolean {
+    if (seg.broken || seg.writeFd === undefined) return false;
+    try {
+      let off = 0;
+      while (off < record.length) off += writeSync(seg.writeFd, record, off, record.length - off);
+      return true;
+    } catch (e) {
+      this.segmentFailed(seg, e, 1, "write");
+      return false;
+    }
+  }
+
+  /** A failed write or fsync: the segment takes no more records (a torn tail is quarantined at replay). */
+  private segmentFailed(seg: Segment, e: unknown, traces: number, op: "write" | "fsync"): void {
+    seg.broken = true;
+    this.counters.writeErrors++;
+    this.opts.log.error({ err: String(e), segment: seg.seq, traces, op }, "trace spool: write failed; these traces are kept in memory and still shipped");
+    if (seg === this.active) this.rotate();
+  }
+
+  private notifyReady(): void {
+    for (const l of this.listeners) l();
+  }
+
+  /** Schedules the next group commit: at once after flush(), else once the commit window since the last one has passed. */
+  private scheduleSync(): void {
+    if (this.syncing || this.syncTimeout || this.syncImmediate || this.unsynced.length === 0) return;
+    const wait = this.urgent ? 0 : this.lastSyncStartMs + this.syncIntervalMs - performance.now();
+    // setImmediate even without a window: the appends of the same event-loop turn share the commit.
+    if (wait > 1) {
+      this.syncTimeout = setTimeout(() => {
+        this.syncTimeout = undefined;
+        this.startSync();
+      }, wait);
+    } else {
+      this.syncImmediate = setImmediate(() => {
+        this.syncImmediate = undefined;
+        this.startSync();
+      });
+    }
+  }
+
+  private startSync(): void {
+    if (this.syncing || this.unsynced.length === 0) return;
+    this.syncing = this.syncOnce().finally(() => {
+      this.syncing = undefined;
+      this.scheduleSync();
     });
+  }
+
+  /** One group commit: fdatasync of every segment written to since the previous one. */
+  private async syncOnce(): Promise<void> {
+    const batch = this.unsynced;
+    const waiters = this.syncWaiters;
+    this.unsynced = [];
+    this.syncWaiters = [];
+    this.lastSyncStartMs = performance.now();
+    const segs = new Set<Segment>();
+    for (const e of batch) segs.add(e.seg);
+    const failed = new Set<Segment>();
+    for (const seg of segs) {
+      if (seg.broken || seg.writeFd === undefined) {
+        failed.add(seg);
+        continue;
+      }
+      try {
+        await fdatasyncAsync(seg.writeFd);
+        if (!seg.dirSynced) {
+          await this.syncDir();
+          seg.dirSynced = true;
+        }
+      } catch (e) {
+        failed.add(seg);
+        if (!seg.broken) this.segmentFailed(seg, e, batch.filter((x) => x.seg === seg).length, "fsync");
+      }
+    }
+    for (const e of batch) {
+      e.seg.unsynced--;
+      e.ready = true;
+      if (failed.has(e.seg)) e.memoryOnly = true;
+      else if (e.payload && this.cachedBytes > this.cacheBytes) {
+        e.payload = undefined;
+        this.cachedBytes -= e.length;
+      }
+    }
+    for (const seg of segs) {
+      if (seg.sealed && seg.unsynced === 0 && seg.writeFd !== undefined) {
+        closeSync(seg.writeFd);
+        seg.writeFd = undefined;
+      }
+      this.maybeCompact(seg);
+    }
+    this.counters.commits++;
+    // Segments sealed while they had unsynced records could not be dropped then: enforce the cap now.
+    this.makeRoom(0);
+    for (const w of waiters) w();
+    this.notifyReady();
   }
 
   private rotate(): void {
@@ -319,6 +449,10 @@ export class DurableSpool implements TraceQueue {
       this.opts.log.error({ err: String(e) }, "trace spool: could not start a new segment");
       return;
     }
+    if (old.unsynced === 0 && old.writeFd !== undefined) {
+      closeSync(old.writeFd);
+      old.writeFd = undefined;
+    }
     this.maybeCompact(old);
   }
 
@@ -326,11 +460,11 @@ export class DurableSpool implements TraceQueue {
   private makeRoom(extra: number): void {
     let dropped = 0;
     while (this.totalBytes() + extra > this.maxBytes) {
-      const victim = this.segments.find((s) => s.sealed && s.pendingWrites === 0 && !s.deleted);
+      const victim = this.segments.find((s) => s.sealed && s.unsynced === 0 && !s.deleted);
       if (!victim) {
         // Only the active segment is left (segmentBytes configured above maxBytes): seal it and drop it.
         const before = this.active;
-        if (before.size > 0 && before.pendingWrites === 0) this.rotate();
+        if (before.size > 0 && before.unsynced === 0) this.rotate();
         if (this.active === before) break;
         continue;
       }
@@ -360,7 +494,7 @@ export class DurableSpool implements TraceQueue {
   }
 
   private maybeCompact(seg: Segment): void {
-    if (seg.sealed && !seg.deleted && seg.live === 0 && seg.pendingWrites === 0) this.removeSegment(seg);
+    if (seg.sealed && !seg.deleted && seg.live === 0 && seg.unsynced === 0) this.removeSegment(seg);
   }
 
   private removeSegment(seg: Segment): void {
@@ -379,60 +513,6 @@ export class DurableSpool implements TraceQueue {
     void seg.ackChain.then(async () => {
       for (const fh of [readFh, ackFh]) if (fh) await (await fh).close();
     }).catch(() => undefined);
-  }
-
-  private async flushLoop(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
-      const groups = new Map<Segment, PendingWrite[]>();
-      for (const p of batch) {
-        const g = groups.get(p.entry.seg);
-        if (g) g.push(p);
-        else groups.set(p.entry.seg, [p]);
-      }
-      for (const [seg, items] of groups) {
-        let ok = !seg.broken && seg.writeFd !== undefined;
-        if (ok) {
-          try {
-            const buf = items.length === 1 ? items[0]!.record : Buffer.concat(items.map((p) => p.record));
-            let off = 0;
-            while (off < buf.length) off += (await writeAsync(seg.writeFd!, buf, off, buf.length - off, null)).bytesWritten;
-            await fdatasyncAsync(seg.writeFd!);
-            if (!seg.dirSynced) {
-              await this.syncDir();
-              seg.dirSynced = true;
-            }
-          } catch (e) {
-            ok = false;
-            seg.broken = true;
-            this.counters.writeErrors++;
-            this.opts.log.error({ err: String(e), segment: seg.seq, traces: items.length }, "trace spool: write failed; these traces are kept in memory and still shipped");
-            if (seg === this.active) this.rotate();
-          }
-        }
-        for (const p of items) {
-          const e = p.entry;
-          seg.pendingWrites--;
-          e.ready = true;
-          if (!ok) e.memoryOnly = true;
-          else if (e.payload && this.cachedBytes > this.cacheBytes) {
-            e.payload = undefined;
-            this.cachedBytes -= e.length;
-          }
-        }
-        if (seg.sealed && seg.pendingWrites === 0 && seg.writeFd !== undefined) {
-          closeSync(seg.writeFd);
-          seg.writeFd = undefined;
-        }
-        this.maybeCompact(seg);
-      }
-      this.counters.commits++;
-      // Segments sealed while their writes were queued could not be dropped then: enforce the cap now.
-      this.makeRoom(0);
-      for (const p of batch) p.resolve();
-      for (const l of this.listeners) l();
-    }
   }
 
   /** Reads an entry's encoded trace back from its segment (checked against the record's CRC, not decoded). */
@@ -491,8 +571,8 @@ export class DurableSpool implements TraceQueue {
     for (const [seg, list] of bySeg) {
       if (seg.deleted) continue;
       // A fully acknowledged active segment past 1 MiB is rotated, so that it can be compacted at once.
-      if (seg === this.active && seg.live === 0 && seg.pendingWrites === 0 && seg.size >= Math.min(this.segmentBytes, ROTATE_ACKED_BYTES)) this.rotate();
-      if (seg.sealed && seg.live === 0 && seg.pendingWrites === 0) {
+      if (seg === this.active && seg.live === 0 && seg.unsynced === 0 && seg.size >= Math.min(this.segmentBytes, ROTATE_ACKED_BYTES)) this.rotate();
+      if (seg.sealed && seg.live === 0 && seg.unsynced === 0) {
         if (!seg.deleted) this.removeSegment(seg);
         continue;
       }
@@ -529,9 +609,23 @@ export class DurableSpool implements TraceQueue {
     };
   }
 
-  /** Waits for what is queued to be on disk. */
+  /** Waits until everything appended so far is synced (starts the group commit at once). */
   async flush(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    this.urgent = true;
+    try {
+      while (this.unsynced.length > 0 || this.syncing) {
+        if (this.syncTimeout) {
+          // a commit window is running: commit now instead
+          clearTimeout(this.syncTimeout);
+          this.syncTimeout = undefined;
+        }
+        this.scheduleSync();
+        if (this.syncing) await this.syncing;
+        else await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      this.urgent = false;
+    }
   }
 
   async close(): Promise<void> {

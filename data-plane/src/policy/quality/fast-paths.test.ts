@@ -145,6 +145,22 @@ test("scanWords yields the words of words() and stops when asked", (t) => {
   }
 });
 
+test("scanWords' ASCII scanner yields exactly the regex's words (apostrophes, digits, case, punctuation)", (t) => {
+  const r = rng(23);
+  const alphabet = "abcXYZ09'' .,-_\n\t\"!?;:()[]{}$@#%^&*+=/\\|~`<>";
+  let withApostrophe = 0;
+  for (let i = 0; i < 5000; i++) {
+    let s = "";
+    const n = Math.floor(r() * 60);
+    for (let k = 0; k < n; k++) s += alphabet[Math.floor(r() * alphabet.length)]!;
+    const got: string[] = [];
+    scanWords(s, (w) => (got.push(w), false));
+    t.deepEqual(got, words(s), JSON.stringify(s));
+    if (got.some((w) => w.includes("'"))) withApostrophe++;
+  }
+  t.true(withApostrophe > 100, `words with an apostrophe are covered (${withApostrophe})`);
+});
+
 test("qualityScores shares the completion's words: same scores as each scorer on its own", (t) => {
   const r = rng(19);
   for (let i = 0; i < 500; i++) {

@@ -15,10 +15,40 @@ const SCAN_RE = new RegExp(WORD_RE.source, WORD_RE.flags);
  */
 export function scanWords(text: string, visit: (w: string) => boolean): void {
   const lower = text.toLowerCase();
+  if (!NON_ASCII.test(lower)) {
+    scanAsciiWords(lower, visit);
+    return;
+  }
   SCAN_RE.lastIndex = 0;
   try {
     for (let m = SCAN_RE.exec(lower); m !== null; m = SCAN_RE.exec(lower)) if (visit(m[0])) return;
   } finally {
     SCAN_RE.lastIndex = 0;
+  }
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+const isAlnum = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39); // a-z 0-9 (lower-cased text)
+const isLetter = (c: number) => c >= 0x61 && c <= 0x7a;
+
+/**
+ * WORD_RE on lower-cased ASCII text, by hand: a run of letters and digits, optionally followed by an
+ * apostrophe and a run of letters. Written out because RegExp#exec allocates a match array per word,
+ * and a prompt has hundreds of words (the equivalence with the regex is tested in fast-paths.test.ts).
+ */
+function scanAsciiWords(lower: string, visit: (w: string) => boolean): void {
+  const n = lower.length;
+  let i = 0;
+  while (i < n) {
+    while (i < n && !isAlnum(lower.charCodeAt(i))) i++;
+    if (i >= n) return;
+    const start = i;
+    while (i < n && isAlnum(lower.charCodeAt(i))) i++;
+    if (i + 1 < n && lower.charCodeAt(i) === 0x27 /* ' */ && isLetter(lower.charCodeAt(i + 1))) {
+      i += 2;
+      while (i < n && isLetter(lower.charCodeAt(i))) i++;
+    }
+    if (visit(lower.slice(start, i))) return;
   }
 }
