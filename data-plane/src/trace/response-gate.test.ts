@@ -19,6 +19,17 @@ async function serve(gate: ResponseGate, handler: (req: IncomingMessage, res: Se
   return { url, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+/** A GET whose completion (the whole body received) can be checked while it runs. */
+function fetchTracked(url: string) {
+  let done = false;
+  const body = fetch(url).then(async (r) => {
+    const text = await r.text();
+    done = true;
+    return text;
+  });
+  return { body, done: () => done };
+}
+
 test("the answer completes only after its trace's commit (trace emitted after res.end, as the proxy does)", async (t) => {
   const gate = new ResponseGate(60_000);
   const commit = deferred();
@@ -32,17 +43,12 @@ test("the answer completes only after its trace's commit (trace emitted after re
     });
   });
   t.teardown(() => srv.close());
-  let done = false;
-  const response = fetch(srv.url).then(async (r) => {
-    const body = await r.text();
-    done = true;
-    return body;
-  });
+  const call = fetchTracked(srv.url);
   while (!emitted) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 100));
-  t.false(done, "the client has no complete answer while the trace is not on disk");
+  t.false(call.done(), "the client has no complete answer while the trace is not on disk");
   commit.resolve();
-  t.is(await response, "answer");
+  t.is(await call.body, "answer");
   t.deepEqual(gate.stats(), { gated: 1, timedOut: 0 });
 });
 
@@ -57,17 +63,12 @@ test("with an append that is safe at once (SPOOL_GATE=write), the answer still w
     gate.traceEmitted(res, null);
   });
   t.teardown(() => srv.close());
-  let done = false;
-  const response = fetch(srv.url).then(async (r) => {
-    const body = await r.text();
-    done = true;
-    return body;
-  });
+  const call = fetchTracked(srv.url);
   while (!emit) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 100));
-  t.false(done, "no complete answer before its trace is written");
+  t.false(call.done(), "no complete answer before its trace is written");
   emit();
-  t.is(await response, "answer");
+  t.is(await call.body, "answer");
   t.deepEqual(gate.stats(), { gated: 1, timedOut: 0 });
 });
 
