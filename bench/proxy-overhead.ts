@@ -37,8 +37,8 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { traceKeyFields } from "../data-plane/src/trace/spool-format.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
-  AgentSchema, ApiKeySchema, HeartbeatSchema, IngestService, PolicyConditionsSchema, PolicySchema, SnapshotSchema, SyncService,
-  UploadResponseSchema, WatchResponseSchema, create, type UploadRequest,
+  AgentSchema, AgentSpendSchema, ApiKeySchema, DeltaSchema, HeartbeatSchema, IngestService, PolicyConditionsSchema, PolicySchema, SnapshotSchema, SyncService,
+  TraceSchema, UploadResponseSchema, WatchResponseSchema, create, fromBinary, type UploadRequest,
 } from "@agentgov/proto";
 
 const { values: args } = parseArgs({
@@ -56,8 +56,6 @@ const { values: args } = parseArgs({
     "bare-too": { type: "boolean", default: false },
     /** Only the fixed-rate runs at this rate (1 KB), printed with the sidecar's event-loop delay and GC pauses, nothing written. */
     "rate-only": { type: "string" },
-    /** Pin the sidecar to CPU 0 and the load generator and upstream to CPU 1 (taskset), as a sidecar with its own core. */
-    pin: { type: "boolean", default: false },
     /** With --rate-only: write a sampled allocation profile (all allocations, collected or not) of the sidecar to this file. */
     "heap-profile": { type: "string" },
     /** Seconds of sidecar phases for --rate-only (default 10). */
@@ -175,8 +173,17 @@ async function runSidecar(): Promise<void> {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   let gcPauses: number[] = [];
+  let gcKinds: Record<string, { n: number; ms: number; maxMs: number }> = {};
+  const kindName: Record<number, string> = { 1: "minor", 2: "major", 4: "incremental", 8: "weakcb" };
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcPauses.push(e.duration);
+    for (const e of list.getEntries()) {
+      gcPauses.push(e.duration);
+      const kind = kindName[(e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? "other";
+      const k = (gcKinds[kind] ??= { n: 0, ms: 0, maxMs: 0 });
+      k.n++;
+      k.ms += e.duration;
+      k.maxMs = Math.max(k.maxMs, e.duration);
+    }
   }).observe({ entryTypes: ["gc"] });
   setInterval(() => {
     maxRss = Math.max(maxRss, process.memoryUsage().rss);
@@ -186,7 +193,7 @@ async function runSidecar(): Promise<void> {
       const mem = process.memoryUsage();
       const sorted = [...gcPauses].sort((a, b) => a - b);
       const loopMs = { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
-      const gc = { count: sorted.length, totalMs: sorted.reduce((a, b) => a + b, 0), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] ?? 0 };
+      const gc = { count: sorted.length, totalMs: sorted.reduce((a, b) => a + b, 0), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] ?? 0, kinds: gcKinds };
       // main thread: ns on a CPU, ns waiting for one (runnable but not running), time slices (Linux)
       const sched = (() => {
         try {
@@ -196,11 +203,12 @@ async function runSidecar(): Promise<void> {
           return undefined;
         }
       })();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats(), loopMs, gc, sched });
+      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats(), loopMs, gc, sched, budgetEntries: sc.status().budget.localEntries });
       if (m.resetPeak) maxRss = mem.rss;
       if (m.resetLoop) {
         loop.reset();
         gcPauses = [];
+        gcKinds = {};
       }
     } else if (m.type === "profile-start") {
       void (async () => {
@@ -219,8 +227,20 @@ async function runSidecar(): Promise<void> {
         const session = new Session();
         session.connect();
         await session.post("HeapProfiler.enable");
-        await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+        await session.post("HeapProfiler.startSampling", (m.live ? { samplingInterval: 1024 } : { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }) as never);
         profiler = session;
+        process.send!({ id: m.id, type: "result", result: true });
+      })();
+    } else if (m.type === "heap-snapshot") {
+      void (async () => {
+        const { Session } = await import("node:inspector/promises");
+        const session = new Session();
+        session.connect();
+        const chunks: string[] = [];
+        session.on("HeapProfiler.addHeapSnapshotChunk", (msg) => chunks.push(msg.params.chunk));
+        await session.post("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+        session.disconnect();
+        writeFileSync(String(m.file), chunks.join(""));
         process.send!({ id: m.id, type: "result", result: true });
       })();
     } else if (m.type === "heap-stop") {
@@ -412,11 +432,15 @@ function runLoadgen(): void {
 
 // ───────────────────────────── role: main ─────────────────────────────
 
+/** Every child process started, killed when the benchmark fails. */
+const spawned: ChildProcess[] = [];
+
 class Child {
   private seq = 0;
   private readonly waiting = new Map<number, (m: Msg) => void>();
   readonly ready: Promise<Msg>;
   constructor(readonly proc: ChildProcess) {
+    spawned.push(proc);
     this.ready = new Promise((resolve, reject) => {
       proc.once("exit", (code) => reject(new Error(`child exited with ${code}`)));
       proc.on("message", (m: Msg) => {
@@ -438,15 +462,20 @@ class Child {
   }
 }
 
-/** Sets the CPU affinity of every thread of a process (Linux taskset). */
-function pinTo(pid: number | undefined, cpus: string): void {
-  if (pid === undefined) return;
-  const r = spawnSync("taskset", ["-a", "-cp", cpus, String(pid)], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`taskset failed: ${r.stderr}`);
+/** CPU time (user + system, ms) a process has used so far (Linux /proc). */
+function procCpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return NaN;
+  }
 }
 
+/** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/). */
 function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = []): Child {
-  return new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: ["--import", "tsx", ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  const loader = role === "sidecar" ? "./bin/typescript/register.js" : "tsx";
+  return new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: ["--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
 }
 
 /** A stub control plane: Sync sends one snapshot (then heartbeats); Ingest acknowledges every batch. */
@@ -467,13 +496,32 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
     keys: [create(ApiKeySchema, { id: "key_01BENCH0000000000000000000", keyHash: createHash("sha256").update(key).digest("hex"), scope: "ingest", userId: "usr_bench" })],
     spend: [],
   });
+  // Spend: like the real control plane, the stub adds up the cost of the traces it acknowledges and
+  // sends the agent's figure for the day over Sync after each batch, so the sidecar's budget ledger
+  // retires its local entries as it does in production (without this they would pile up all day).
+  let spentUsd = 0;
+  let spendVersion = 1n;
+  let wakeWatch: (() => void) | undefined;
   const routes = (router: ConnectRouter) => {
     router.service(SyncService, {
       async *watch(_req, ctx) {
         yield create(WatchResponseSchema, { version: 1n, kind: { case: "snapshot", value: snapshot } });
+        let sent = spentUsd;
         while (!ctx.signal.aborted) {
-          await new Promise((r) => setTimeout(r, 10_000));
-          yield create(WatchResponseSchema, { version: 1n, kind: { case: "heartbeat", value: create(HeartbeatSchema, { serverTimeMs: BigInt(Date.now()) }) } });
+          await new Promise<void>((r) => {
+            const t = setTimeout(r, 10_000);
+            wakeWatch = () => {
+              clearTimeout(t);
+              r();
+            };
+          });
+          if (spentUsd !== sent) {
+            sent = spentUsd;
+            const day = new Date().toISOString().slice(0, 10);
+            yield create(WatchResponseSchema, { version: ++spendVersion, kind: { case: "delta", value: create(DeltaSchema, { spend: [create(AgentSpendSchema, { agentId, day, spentUsd: sent })] }) } });
+          } else {
+            yield create(WatchResponseSchema, { version: spendVersion, kind: { case: "heartbeat", value: create(HeartbeatSchema, { serverTimeMs: BigInt(Date.now()) }) } });
+          }
         }
       },
     });
@@ -481,7 +529,9 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
       async *upload(requests: AsyncIterable<UploadRequest>) {
         for await (const req of requests) {
           const ids = [...req.traces.map((t) => t.id), ...req.encodedTraces.map((b) => traceKeyFields(b)?.id ?? "")];
+          for (const b of req.encodedTraces) spentUsd += fromBinary(TraceSchema, b).costUsd;
           yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: ids, rejected: [] });
+          wakeWatch?.();
         }
       },
     });
@@ -493,9 +543,11 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
 }
 
 interface SidecarStats {
+  budgetEntries?: number;
+  spool: { depth: number; highWaterDepth: number; commits: number };
   sched?: { runMs: number; waitMs: number; slices: number };
   loopMs: { p50: number; p99: number; max: number };
-  gc: { count: number; totalMs: number; p99Ms: number; maxMs: number };
+  gc: { count: number; totalMs: number; p99Ms: number; maxMs: number; kinds: Record<string, { n: number; ms: number; maxMs: number }> };
   rss: number;
   heapUsed: number;
   maxRss: number;
@@ -530,11 +582,6 @@ async function main(): Promise<void> {
     const sidecarUrl = String((await sidecar.ready).url);
     const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
     await loadgen.ready;
-    if (args.pin) {
-      pinTo(sidecar.proc.pid, "0");
-      for (const c of [loadgen, upstream]) pinTo(c.proc.pid, "1");
-      pinTo(process.pid, "1");
-    }
     const stats = () => sidecar.ask<SidecarStats>({ type: "stats" });
     const idle = await stats();
     const out: Record<string, unknown> = { rssIdleMiB: mib(idle.rss) };
@@ -557,10 +604,16 @@ async function main(): Promise<void> {
       }
       await sidecar.ask({ type: "stats", resetLoop: true });
       if (args.profile) await sidecar.ask({ type: "profile-start" });
-      if (args["heap-profile"]) await sidecar.ask({ type: "heap-start" });
+      if (args["heap-profile"]) await sidecar.ask({ type: "heap-start", live: process.env.BENCH_HEAP_LIVE === "1" });
       const before = await stats();
+      const othersBefore = [loadgen, upstream].map((c) => procCpuMs(c.proc.pid)).concat(procCpuMs(process.pid));
+      // BENCH_HEAP_SNAPSHOT_AT=<s>: a heap snapshot of the sidecar that many seconds into the run (diagnostics)
+      const snapAt = Number(process.env.BENCH_HEAP_SNAPSHOT_AT ?? 0);
+      if (snapAt > 0) setTimeout(() => void sidecar.ask({ type: "heap-snapshot", file: `/tmp/sidecar-${variant.name}.heapsnapshot` }), snapAt * 1000);
       const o = await loadgen.ask<Open>({ type: "openLoop", size: 1024, rps, phases: Number(args.phases ?? 10) });
       const after = await stats();
+      const others = [loadgen, upstream].map((c) => procCpuMs(c.proc.pid)).concat(procCpuMs(process.pid)).map((v, i) => v - othersBefore[i]!);
+      process.stdout.write(`  CPU during the run (ms): loadgen ${others[0]}, upstream ${others[1]}, stub control plane ${others[2]}, sidecar ${Math.round((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / 1000)}\n`);
       if (args["heap-profile"]) await sidecar.ask({ type: "heap-stop", file: `${args["heap-profile"]}.${variant.name}` });
       if (args.profile) {
         await sidecar.ask({ type: "profile-stop", file: `${args.profile}.${variant.name}` });
@@ -568,7 +621,7 @@ async function main(): Promise<void> {
       }
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
-      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms; ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; budget entries ${after.budgetEntries}; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
       continue;
@@ -916,4 +969,11 @@ if (args.role === "upstream") runUpstream();
 else if (args.role === "bare") runBare();
 else if (args.role === "sidecar") await runSidecar();
 else if (args.role === "loadgen") runLoadgen();
-else await main();
+else {
+  await main().catch((e: unknown) => {
+    // a child that failed to start must not keep this process (and the others) alive
+    process.stderr.write(`benchmark failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    for (const p of spawned) p.kill("SIGKILL");
+    process.exit(1);
+  });
+}

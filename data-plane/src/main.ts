@@ -115,7 +115,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     onError: (e, where) => log.error({ err: String(e), where }, "proxy error"),
   });
 
-  const status = () => readiness(state, sync.stats(), queue.stats(), shipper.stats(), gate.stats());
+  const status = () => readiness(state, sync.stats(), queue.stats(), shipper.stats(), gate.stats(), budget.stats());
   // ops.listener serves /metrics (prom-client registry + renderMetrics), fails /readyz while draining, meters requests.
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, ops.listener((req, res) => {
     const url = req.url ?? "/";

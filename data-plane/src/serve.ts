@@ -1,4 +1,5 @@
-// The sidecar on its own, as its container image runs it (`node --import tsx data-plane/src/serve.ts`):
+// The sidecar on its own, as its container image runs it
+// (`node --import ./bin/typescript/register.js data-plane/src/serve.ts`):
 // configuration from the environment, one JSON line {sidecarUrl} on stdout, logs on stderr, and a
 // graceful stop on SIGTERM/SIGINT (a second signal, or the hard deadline, exits at once). The same as
 // `agentgov sidecar`, without loading the control plane's code.

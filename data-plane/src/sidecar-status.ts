@@ -7,8 +7,9 @@ import type { SyncStats } from "./sync/client.js";
 import type { SpoolStats } from "./trace/queue.js";
 import type { ShipperStats } from "./trace/shipper.js";
 import type { ResponseGateStats } from "./trace/response-gate.js";
+import type { BudgetStats } from "./limits/budget.js";
 
-export function readiness(state: GovernanceState, sync: SyncStats, spool: SpoolStats, shipper: ShipperStats, gate: ResponseGateStats) {
+export function readiness(state: GovernanceState, sync: SyncStats, spool: SpoolStats, shipper: ShipperStats, gate: ResponseGateStats, budget: BudgetStats) {
   const ready = state.tenantId !== "";
   const now = Date.now();
   return {
@@ -26,6 +27,8 @@ export function readiness(state: GovernanceState, sync: SyncStats, spool: SpoolS
     spool: spool,
     ingest: { connected: shipper.connected, batchesSent: shipper.batchesSent, streamFailures: shipper.streamFailures, lastAckAgeMs: shipper.lastAckAtMs ? now - shipper.lastAckAtMs : null },
     responses: gate,
+    /** localEntries: traces whose cost this sidecar still counts itself (the control plane's figure does not include them yet). */
+    budget,
   };
 }
 
@@ -57,7 +60,9 @@ export function renderMetrics(r: Readiness): string {
   metric("agentgov_spool_quarantined_bytes_total", "counter", "Damaged spool bytes moved to quarantine", s.quarantinedBytes);
   metric("agentgov_spool_write_errors_total", "counter", "Failed spool writes", s.writeErrors);
   metric("agentgov_ingest_stream_failures_total", "counter", "Ingest streams that failed", r.ingest.streamFailures);
-  metric("agentgov_responses_gated_total", "counter", "Responses that waited for their trace's commit", r.responses.gated);
+  metric("agentgov_budget_local_entries", "gauge", "Traces whose cost the sidecar counts itself until the control plane's spend figure includes it", r.budget.localEntries);
+  metric("agentgov_budget_in_flight", "gauge", "Requests holding a budget reservation", r.budget.inFlight);
+  metric("agentgov_responses_gated_total", "counter", "Responses that waited for their trace", r.responses.gated);
   metric("agentgov_responses_gate_timeouts_total", "counter", "Responses released before their trace was safe in the spool (SPOOL_COMMIT_WAIT_MS)", r.responses.timedOut);
   return `${lines.join("\n")}\n`;
 }

@@ -8,7 +8,7 @@
 ARG NODE_IMAGE=node:22.12.0-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
 
-# 1. Production dependencies of the runtime workspaces (proto, data-plane, control-plane) and tsx.
+# 1. Production dependencies of the runtime workspaces (proto, data-plane, control-plane) and esbuild.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -20,7 +20,7 @@ COPY test/package.json test/
 # No install scripts. Then the embedded engines (optional dependencies, loaded only when DATABASE_URL or
 # CLICKHOUSE_URL is missing) go: their packages, about 600 MB of native code, are deleted, and `chdb`
 # becomes a stand-in whose error names CLICKHOUSE_URL. (--omit=optional would also drop esbuild's binary,
-# which tsx needs.)
+# which the TypeScript loader needs.)
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
       --workspace=@agentgov/proto --workspace=@agentgov/data-plane --workspace=@agentgov/control-plane \
       --include-workspace-root \
@@ -28,10 +28,10 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 COPY deploy/docker/chdb-absent node_modules/chdb
 
-# 2. The sources (TypeScript runs through tsx, as in development; docs/decisions.md 1), tests removed.
+# 2. The sources (TypeScript runs as it is, through esbuild: bin/typescript/; docs/decisions.md 1), tests removed.
 FROM ${NODE_IMAGE} AS app
 WORKDIR /app
-COPY package.json ./
+COPY package.json tsconfig.json ./
 COPY bin bin
 COPY proto/package.json proto/
 COPY proto/src proto/src

@@ -24,7 +24,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 # 2. The sources, tests removed.
 FROM ${NODE_IMAGE} AS app
 WORKDIR /app
-COPY package.json ./
+COPY package.json tsconfig.json ./
+COPY bin/typescript bin/typescript
 COPY proto/package.json proto/
 COPY proto/src proto/src
 COPY data-plane/package.json data-plane/
@@ -43,4 +44,5 @@ EXPOSE 8181
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["/nodejs/bin/node", "-e", "fetch('http://127.0.0.1:'+(process.env.SIDECAR_PORT||8181)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["/nodejs/bin/node", "--import", "tsx", "data-plane/src/serve.ts"]
+# TypeScript through esbuild without tsx's keepNames wrappers (bin/typescript/hooks.js says why).
+ENTRYPOINT ["/nodejs/bin/node", "--import", "./bin/typescript/register.js", "data-plane/src/serve.ts"]

@@ -31,6 +31,8 @@ interface Stage {
   steps: Instruction[];
 }
 
+const step = (s: Stage, op: string) => s.steps.filter((x) => x.op === op);
+
 /** Parses a Dockerfile into stages (line continuations joined, comments dropped, ARG defaults applied to FROM). */
 function parseDockerfile(text: string): Stage[] {
   const lines = text.split("\n");
@@ -101,7 +103,6 @@ for (const [name, image] of Object.entries(images)) {
   const text = readFileSync(join(repo, image.dockerfile), "utf8");
   const stages = parseDockerfile(text);
   const final = stages.at(-1)!;
-  const step = (s: Stage, op: string) => s.steps.filter((x) => x.op === op);
 
   test(`${name}: multi-stage, non-root distroless runtime, exec-form entry point, SIGTERM, /readyz health check`, (t) => {
     t.true(stages.length >= 2);
@@ -205,7 +206,9 @@ test.serial("the sidecar image's layout (data plane only) serves, traces a proxi
   try {
     const key = (await stack.api.post<{ data: { key: string } }>("/api/keys", { name: "image sidecar", scope: "ingest" })).body.data.key;
     const agent = (await stack.api.post<{ data: { id: string } }>("/api/agents", { name: "image-agent", modelProvider: "openai", modelName: "gpt-4o-mini" })).body.data.id;
-    const p = run(process.execPath, ["--import", "tsx", "data-plane/src/serve.ts"], app, {
+    // the image's entry point, as its Dockerfile says
+    const entry = JSON.parse(step(parseDockerfile(readFileSync(join(repo, images.sidecar.dockerfile), "utf8")).at(-1)!, "ENTRYPOINT")[0]!.args) as string[];
+    const p = run(process.execPath, entry.slice(1), app, {
       PATH: process.env.PATH,
       CONTROL_PLANE_GRPC_URL: stack.cp.grpcUrl,
       SIDECAR_KEY: key,

@@ -177,5 +177,5 @@ test("pods run as non-root with a locked-down security context; images are pinne
     }
   }
   t.true(cpContainer?.securityContext?.readOnlyRootFilesystem);
-  t.truthy(cpContainer?.volumeMounts?.find((m) => m.mountPath === "/tmp"), "a writable /tmp for tsx's cache");
+  t.truthy(cpContainer?.volumeMounts?.find((m) => m.mountPath === "/tmp"), "a writable /tmp (the root filesystem is read-only)");
 });

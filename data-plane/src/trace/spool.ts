@@ -13,7 +13,7 @@
 // At start every segment is scanned: good records not acknowledged are replayed, damaged ranges are
 // copied to quarantine/ and skipped. When the spool would exceed `maxBytes`, whole sealed segments are
 // dropped oldest first (counted and logged as errors); appends never wait for room.
-import { closeSync, existsSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { close as closeCb, closeSync, existsSync, fdatasync, mkdirSync, open as openCb, unlink as unlinkCb, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -24,6 +24,9 @@ import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, trac
 import { encodeTrace } from "./trace-encoding.js";
 
 const fdatasyncAsync = promisify(fdatasync);
+const openAsync = promisify(openCb);
+const closeAsync = promisify(closeCb);
+const unlinkAsync = promisify(unlinkCb);
 
 export const DEFAULT_SPOOL_MAX_BYTES = 1024 * 1024 * 1024;
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -128,6 +131,10 @@ export class DurableSpool implements TraceQueue {
   private readonly listeners: (() => void)[] = [];
   private cachedBytes = 0;
   private closed = false;
+  /** The next segment's file, created ahead of its rotation. */
+  private spare: { seq: number; fd: number; path: string } | undefined;
+  private spareOpening = false;
+  private readonly pendingFileOps = new Set<Promise<void>>();
   private readonly maxBytes: number;
   private readonly segmentBytes: number;
   private readonly cacheBytes: number;
@@ -202,11 +209,56 @@ export class DurableSpool implements TraceQueue {
 
   private newSegment(seq: number): Segment {
     const seg = this.makeSegment(seq, 0);
-    seg.writeFd = openSync(seg.path, "wx", 0o600);
+    // The file made ready in the background since the last rotation, if any (creating a file costs
+    // ~1 ms of the event loop on ext4); else created here.
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare && spare.seq === seq) seg.writeFd = spare.fd;
+    else {
+      if (spare) this.discardSpare(spare);
+      seg.writeFd = openSync(seg.path, "wx", 0o600);
+    }
     seg.sealed = false;
     seg.dirSynced = false;
     this.segments.push(seg);
+    this.prepareSpare(seq + 1);
     return seg;
+  }
+
+  /** Creates the next segment's file off the event loop, for the next rotation to take. */
+  private prepareSpare(seq: number): void {
+    if (this.spareOpening || this.closed) return;
+    this.spareOpening = true;
+    const path = `${join(this.opts.dir, segName(seq))}.log`;
+    openAsync(path, "wx", 0o600).then(
+      (fd) => {
+        this.spareOpening = false;
+        const spare = { seq, fd, path };
+        if (this.closed || this.spare || this.active.seq + 1 !== seq) this.discardSpare(spare);
+        else this.spare = spare;
+      },
+      (e: unknown) => {
+        this.spareOpening = false;
+        this.opts.log.warn({ err: String(e), path }, "trace spool: could not prepare the next segment (it is created at rotation)");
+      },
+    );
+  }
+
+  private discardSpare(spare: { fd: number; path: string }): void {
+    this.background(
+      (async () => {
+        await closeAsync(spare.fd);
+        await unlinkAsync(spare.path);
+      })(),
+    );
+  }
+
+  /** File work that nothing waits for but close() (and remove(), for its own deletions). */
+  private background(p: Promise<void>): Promise<void> {
+    const tracked = p.catch((e: unknown) => this.opts.log.warn({ err: String(e) }, "trace spool: background file operation failed"));
+    this.pendingFileOps.add(tracked);
+    void tracked.finally(() => this.pendingFileOps.delete(tracked));
+    return tracked;
   }
 
   private async syncDir(): Promise<void> {
@@ -509,10 +561,18 @@ export class DurableSpool implements TraceQueue {
     const ackFh = seg.ackFh;
     seg.readFh = undefined;
     seg.ackFh = undefined;
-    this.deleteSegmentFiles(seg);
-    void seg.ackChain.then(async () => {
-      for (const fh of [readFh, ackFh]) if (fh) await (await fh).close();
-    }).catch(() => undefined);
+    // Deleted off the event loop (unlink is a journal transaction); a crash before it only leaves a
+    // fully acknowledged segment, which replay deletes.
+    this.background(
+      seg.ackChain.then(async () => {
+        for (const fh of [readFh, ackFh]) if (fh) await (await fh).close().catch(() => undefined);
+        for (const p of [seg.path, seg.acksPath]) {
+          await unlinkAsync(p).catch((e: NodeJS.ErrnoException) => {
+            if (e.code !== "ENOENT") this.opts.log.warn({ err: String(e), path: p }, "trace spool: could not delete a compacted segment");
+          });
+        }
+      }),
+    );
   }
 
   /** Reads an entry's encoded trace back from its segment (checked against the record's CRC, not decoded). */
@@ -587,6 +647,8 @@ export class DurableSpool implements TraceQueue {
       writes.push(seg.ackChain);
     }
     await Promise.all(writes);
+    // the segments this made deletable are gone from disk when it resolves
+    await Promise.all(this.pendingFileOps);
   }
 
   size(): number {
@@ -645,6 +707,10 @@ export class DurableSpool implements TraceQueue {
       seg.readFh = undefined;
       seg.ackFh = undefined;
     }
+    while (this.spareOpening) await new Promise((r) => setTimeout(r, 1));
+    if (this.spare) this.discardSpare(this.spare);
+    this.spare = undefined;
+    while (this.pendingFileOps.size > 0) await Promise.all(this.pendingFileOps);
     try {
       if (existsSync(this.lockPath) && Number(readFileSync(this.lockPath, "utf8").trim()) === process.pid) unlinkSync(this.lockPath);
     } catch {
