@@ -91,6 +91,11 @@ test.serial("spend is counted once when the control plane's figure arrives over 
     await settled();
   });
   t.is(more, 6, "double counting would refuse after 1, lost spend would pass more than 6");
+  // Once the figure includes them, the sidecar stops counting those traces itself (no per-trace entry
+  // kept for the rest of the day): /readyz reports none left.
+  await settled();
+  const readyz = (await (await fetch(`${w.sidecar.url}/readyz`)).json()) as { budget: { localEntries: number; inFlight: number } };
+  t.deepEqual(readyz.budget, { localEntries: 0, inFlight: 0 });
 });
 
 test.serial("spend the control plane has not acknowledged survives a sidecar restart within the day", async (t) => {
