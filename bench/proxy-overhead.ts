@@ -19,8 +19,12 @@
 // "Added latency" = sidecar minus direct, measured in the same run with the two targets interleaved
 // (every other request when sequential; alternating 1-second phases under fixed-rate load).
 //
-//   node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too]
+//   node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too]
 // Writes bench/results/proxy-overhead.json and bench/results/proxy-overhead.md.
+// Diagnostics (print only): --rate-only <rps> [--phases N] [--profile F] [--heap-profile F] runs just the
+// fixed-rate phases (1 KB) and prints the sidecar's event-loop delay, GC pauses by kind, time its main
+// thread waited for a CPU, and the CPU each process used; BENCH_SIDECAR_EXEC_ARGV passes V8/Node flags
+// to the sidecar; BENCH_HEAP_SNAPSHOT_AT=<s> writes a heap snapshot that far into the run.
 
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -203,7 +207,7 @@ async function runSidecar(): Promise<void> {
           return undefined;
         }
       })();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats(), loopMs, gc, sched, budgetEntries: sc.status().budget.localEntries });
+      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats(), loopMs, gc, sched, budgetEntries: sc.status().budget.localEntries, gate: sc.status().responses });
       if (m.resetPeak) maxRss = mem.rss;
       if (m.resetLoop) {
         loop.reset();
@@ -543,6 +547,7 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
 }
 
 interface SidecarStats {
+  gate: { heldP50Ms: number; heldP99Ms: number; heldMaxMs: number };
   budgetEntries?: number;
   spool: { depth: number; highWaterDepth: number; commits: number };
   sched?: { runMs: number; waitMs: number; slices: number };
@@ -602,6 +607,13 @@ async function main(): Promise<void> {
         const us = (x: SidecarStats, y: SidecarStats, n: number) => ((y.cpu.user + y.cpu.system - x.cpu.user - x.cpu.system) / n).toFixed(0);
         process.stdout.write(`[${variant.name}] CPU per request: sequential ${us(b, a, 2000)} µs, closed loop c=32 ${us(a, a2, c.lat.length)} µs\n`);
       }
+      if (process.env.BENCH_PRELUDE) {
+        // what the full run does before its 1 KB fixed-rate phases (BENCH_PRELUDE=json,stream,200)
+        const steps = process.env.BENCH_PRELUDE.split(",");
+        if (steps.includes("json")) await loadgen.ask({ type: "sequential", size: 1024, n: 3000, stream: false });
+        if (steps.includes("stream")) await loadgen.ask({ type: "sequential", size: 1024, n: 1500, stream: true });
+        if (steps.includes("200")) await loadgen.ask({ type: "openLoop", size: 1024, rps: 200, phases: 10 });
+      }
       await sidecar.ask({ type: "stats", resetLoop: true });
       if (args.profile) await sidecar.ask({ type: "profile-start" });
       if (args["heap-profile"]) await sidecar.ask({ type: "heap-start", live: process.env.BENCH_HEAP_LIVE === "1" });
@@ -621,7 +633,7 @@ async function main(): Promise<void> {
       }
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
-      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; budget entries ${after.budgetEntries}; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
       continue;
@@ -959,7 +971,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
     }
   }
   lines.push("Targets: added p50 ≤ 0.5 ms and p99 ≤ 2 ms at 1,000 rps; stream TTFB added ≤ 0.5 ms.", "");
-  lines.push("Run: `node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--bare-too]` (wrk is used for the closed-loop runs when installed: `apt-get install -y wrk`).");
+  lines.push("Run: `node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too]` (wrk is used for the closed-loop runs when installed: `apt-get install -y wrk`); `--rate-only 1000` for the diagnostics of one fixed rate.");
   return `${lines.join("\n")}\n`;
 }
 

@@ -63,6 +63,7 @@ export function renderMetrics(r: Readiness): string {
   metric("agentgov_budget_local_entries", "gauge", "Traces whose cost the sidecar counts itself until the control plane's spend figure includes it", r.budget.localEntries);
   metric("agentgov_budget_in_flight", "gauge", "Requests holding a budget reservation", r.budget.inFlight);
   metric("agentgov_responses_gated_total", "counter", "Responses that waited for their trace", r.responses.gated);
+  metric("agentgov_responses_gate_held_p99_seconds", "gauge", "99th percentile of how long answers were held for their trace (since start)", r.responses.heldP99Ms / 1000);
   metric("agentgov_responses_gate_timeouts_total", "counter", "Responses released before their trace was safe in the spool (SPOOL_COMMIT_WAIT_MS)", r.responses.timedOut);
   return `${lines.join("\n")}\n`;
 }

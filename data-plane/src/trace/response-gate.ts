@@ -11,14 +11,16 @@
 // an emitted trace. The slot travels on the response object itself (no AsyncLocalStorage: its promise
 // hooks would tax every promise of the process).
 import type { ServerResponse } from "node:http";
+import { createHistogram, performance } from "node:perf_hooks";
 
 const SLOT = Symbol("agentgov.responseGate");
 
 interface Slot {
   /** The trace's append: null = safe already; undefined = not emitted yet. */
   durable: Promise<void> | null | undefined;
-  /** Arguments of the deferred res.end call. */
+  /** Arguments of the deferred res.end call, and when it was called. */
   endArgs: unknown[] | undefined;
+  endAt: number;
   handlerDone: boolean;
   armed: boolean;
   released: boolean;
@@ -32,10 +34,16 @@ export interface ResponseGateStats {
   gated: number;
   /** Responses released by the time limit before their trace was safe. */
   timedOut: number;
+  /** How long gated responses were held (res.end called → last bytes released), in ms. */
+  heldP50Ms: number;
+  heldP99Ms: number;
+  heldMaxMs: number;
 }
 
 export class ResponseGate {
-  private readonly counters: ResponseGateStats = { gated: 0, timedOut: 0 };
+  private readonly counters = { gated: 0, timedOut: 0 };
+  /** Hold times in µs. */
+  private readonly held = createHistogram();
 
   /** maxWaitMs = 0 disables the gate (responses end at once; traces are spooled right after). */
   constructor(private readonly maxWaitMs: number) {}
@@ -47,6 +55,7 @@ export class ResponseGate {
     const slot: Slot = {
       durable: undefined,
       endArgs: undefined,
+      endAt: 0,
       handlerDone: false,
       armed: false,
       released: false,
@@ -54,13 +63,22 @@ export class ResponseGate {
         if (slot.released) return;
         slot.released = true;
         res.end = originalEnd as ServerResponse["end"];
-        if (slot.endArgs) originalEnd(...slot.endArgs);
+        const endArgs = slot.endArgs;
+        // nothing of the request is kept by the response object once it is released
+        slot.endArgs = undefined;
+        slot.durable = undefined;
+        (res as GatedResponse)[SLOT] = undefined;
+        if (endArgs) {
+          this.held.record(Math.max(1, Math.round((performance.now() - slot.endAt) * 1000)));
+          originalEnd(...endArgs);
+        }
       },
     };
     (res as GatedResponse)[SLOT] = slot;
     res.end = ((...args: unknown[]) => {
       if (slot.released || slot.endArgs) return originalEnd(...args);
       slot.endArgs = args;
+      slot.endAt = performance.now();
       this.decide(slot);
       return res;
     }) as ServerResponse["end"];
@@ -107,6 +125,8 @@ export class ResponseGate {
   }
 
   stats(): ResponseGateStats {
-    return { ...this.counters };
+    const h = this.held;
+    const ms = (us: number) => (h.count > 0 ? Math.round(us) / 1000 : 0);
+    return { ...this.counters, heldP50Ms: ms(h.percentile(50)), heldP99Ms: ms(h.percentile(99)), heldMaxMs: ms(h.max) };
   }
 }
