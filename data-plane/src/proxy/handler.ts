@@ -45,6 +45,8 @@ export interface ProxyDeps {
   budget: BudgetLedger;
   /** Spools the trace of the request answered by `res` (the response gate holds `res` until it is safe). */
   emit(trace: Trace, res: ServerResponse): void;
+  /** The response gate is on (SPOOL_COMMIT_WAIT_MS > 0): answers' last bytes wait for their trace. */
+  answersWaitForTraces?: boolean;
   storeRawPii: boolean;
   /** UPSTREAM_TIMEOUT_MS: the longest wait for the provider's response headers, and the longest silence inside its body. */
   upstreamTimeoutMs: number;
@@ -415,7 +417,10 @@ export function createProxyHandler(deps: ProxyDeps) {
     settleBudget();
 
     // 9. After the answer: completion PII of a stream (stored traces never keep PII in clear), quality scores, the trace.
-    setImmediate(() => {
+    // With the response gate on, the answer's last bytes are held until this trace is spooled: it runs at
+    // once (a turn of the event loop in between would only hold them longer). Without the gate, on the
+    // next turn, after the answer has been written.
+    const afterAnswer = () => {
       const tq = performance.now();
       try {
         if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") draft.completionPii = detectPii(completionText);
@@ -426,6 +431,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       }
       spans.quality_score = performance.now() - tq;
       emit();
-    });
+    };
+    if (deps.answersWaitForTraces) afterAnswer();
+    else setImmediate(afterAnswer);
   };
 }
