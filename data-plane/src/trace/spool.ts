@@ -101,7 +101,6 @@ interface Entry {
   memoryOnly: boolean;
 }
 
-
 const segName = (seq: number) => `seg-${String(seq).padStart(12, "0")}`;
 
 function pidAlive(pid: number): boolean {
