@@ -67,6 +67,7 @@ const { values: args } = parseArgs({
   },
 });
 const QUICK = args.quick === true;
+if (args.profile && args["heap-profile"]) throw new Error("--profile and --heap-profile use the same inspector session: pass one of them");
 const HERE = fileURLToPath(import.meta.url);
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 
@@ -207,7 +208,8 @@ async function runSidecar(): Promise<void> {
           return undefined;
         }
       })();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: sc.queue.stats(), loopMs, gc, sched, budgetEntries: sc.status().budget.localEntries, gate: sc.status().responses });
+      const status = sc.status();
+      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: status.spool, loopMs, gc, sched, budgetEntries: status.budget.localEntries, gate: status.responses });
       if (m.resetPeak) maxRss = mem.rss;
       if (m.resetLoop) {
         loop.reset();
@@ -215,56 +217,59 @@ async function runSidecar(): Promise<void> {
         gcKinds = {};
       }
     } else if (m.type === "profile-start") {
-      void (async () => {
-        const { Session } = await import("node:inspector/promises");
-        const session = new Session();
-        session.connect();
+      void inspect(m, async () => {
+        const session = await newInspectorSession();
         await session.post("Profiler.enable");
         await session.post("Profiler.setSamplingInterval", { interval: 200 });
         await session.post("Profiler.start");
         profiler = session;
-        process.send!({ id: m.id, type: "result", result: true });
-      })();
+      });
     } else if (m.type === "heap-start") {
-      void (async () => {
-        const { Session } = await import("node:inspector/promises");
-        const session = new Session();
-        session.connect();
+      void inspect(m, async () => {
+        const session = await newInspectorSession();
         await session.post("HeapProfiler.enable");
         await session.post("HeapProfiler.startSampling", (m.live ? { samplingInterval: 1024 } : { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }) as never);
         profiler = session;
-        process.send!({ id: m.id, type: "result", result: true });
-      })();
+      });
     } else if (m.type === "heap-snapshot") {
-      void (async () => {
-        const { Session } = await import("node:inspector/promises");
-        const session = new Session();
-        session.connect();
+      void inspect(m, async () => {
+        const session = await newInspectorSession();
         const chunks: string[] = [];
         session.on("HeapProfiler.addHeapSnapshotChunk", (msg) => chunks.push(msg.params.chunk));
         await session.post("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
         session.disconnect();
         writeFileSync(String(m.file), chunks.join(""));
-        process.send!({ id: m.id, type: "result", result: true });
-      })();
-    } else if (m.type === "heap-stop") {
-      void (async () => {
-        const { profile } = (await profiler!.post("HeapProfiler.stopSampling")) as { profile: unknown };
+      });
+    } else if (m.type === "heap-stop" || m.type === "profile-stop") {
+      void inspect(m, async () => {
+        const stopped = m.type === "heap-stop" ? profiler!.post("HeapProfiler.stopSampling") : profiler!.post("Profiler.stop");
+        const { profile } = (await stopped) as { profile: unknown };
         writeFileSync(String(m.file), JSON.stringify(profile));
-        process.send!({ id: m.id, type: "result", result: true });
-      })();
-    } else if (m.type === "profile-stop") {
-      void (async () => {
-        const { profile } = (await profiler!.post("Profiler.stop")) as { profile: unknown };
-        writeFileSync(String(m.file), JSON.stringify(profile));
-        process.send!({ id: m.id, type: "result", result: true });
-      })();
+      });
     } else if (m.type === "stop") {
       // bounded: the measurements are done, the spool only needs to be closed cleanly
       void Promise.race([sc.stop(), sleep(8000)]).finally(() => process.exit(0));
     }
   });
   process.send!({ type: "ready", url: sc.url });
+}
+
+/** A V8 inspector session on this process (profiles, heap snapshots). */
+async function newInspectorSession(): Promise<import("node:inspector/promises").Session> {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  return session;
+}
+
+/** Runs one inspector command for the orchestrator and answers it (an error is reported, not thrown). */
+async function inspect(m: Msg, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+    process.send!({ id: m.id, type: "result", result: true });
+  } catch (e) {
+    process.send!({ id: m.id, type: "error", error: String(e) });
+  }
 }
 
 // ───────────────────────────── role: bare (reference) ─────────────────────────────

@@ -475,10 +475,7 @@ export class DurableSpool implements TraceQueue {
       }
     }
     for (const seg of segs) {
-      if (seg.sealed && seg.unsynced === 0 && seg.writeFd !== undefined) {
-        closeSync(seg.writeFd);
-        seg.writeFd = undefined;
-      }
+      this.closeIfSynced(seg);
       this.maybeCompact(seg);
     }
     this.counters.commits++;
@@ -500,11 +497,16 @@ export class DurableSpool implements TraceQueue {
       this.opts.log.error({ err: String(e) }, "trace spool: could not start a new segment");
       return;
     }
-    if (old.unsynced === 0 && old.writeFd !== undefined) {
-      closeSync(old.writeFd);
-      old.writeFd = undefined;
-    }
+    this.closeIfSynced(old);
     this.maybeCompact(old);
+  }
+
+  /** A sealed segment's file is closed once nothing written to it awaits an fdatasync. */
+  private closeIfSynced(seg: Segment): void {
+    if (seg.sealed && seg.unsynced === 0 && seg.writeFd !== undefined) {
+      closeSync(seg.writeFd);
+      seg.writeFd = undefined;
+    }
   }
 
   /** Drops whole sealed segments, oldest first, until `extra` more bytes fit under maxBytes. */
