@@ -29,11 +29,12 @@ function spoolBytes(dataDir: string): Buffer {
   return Buffer.concat(readdirSync(dir).filter((f) => f.endsWith(".log")).sort().map((f) => readFileSync(join(dir, f))));
 }
 
-for (const mode of [
+const modes: { name: string; env: Record<string, string>; held: boolean }[] = [
   { name: "write (default)", env: {}, held: true },
   { name: "fsync", env: { SPOOL_GATE: "fsync", SPOOL_FSYNC_INTERVAL_MS: "0" }, held: true },
   { name: "off", env: { SPOOL_COMMIT_WAIT_MS: "0" }, held: false },
-]) {
+];
+for (const mode of modes) {
   test.serial(`gate ${mode.name}: answers, traces delivered, answers held only with the gate on`, async (t) => {
     const dataDir = join(stack.dataDir, `gate-${mode.name.split(" ")[0]!}`);
     const sc = await stack.sidecar({ PROVIDER_OPENAI_URL: fakes.urls.openai, DATA_DIR: dataDir, SHUTDOWN_TIMEOUT_MS: "2000", ...mode.env });
