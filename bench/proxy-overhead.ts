@@ -172,6 +172,26 @@ async function runSidecar(): Promise<void> {
   const env = JSON.parse(process.env.BENCH_SIDECAR_ENV ?? "{}") as Record<string, string>;
   const sc = await startSidecar(loadSidecarConfig({ ...process.env, ...env }));
   await sc.synced;
+  const probe = processProbe(() => {
+    const status = sc.status();
+    return { spool: status.spool, budgetEntries: status.budget.localEntries, gate: status.responses };
+  });
+  process.on("message", (m: Msg) => {
+    if (probe(m)) return;
+    if (m.type === "stop") {
+      // bounded: the measurements are done, the spool only needs to be closed cleanly
+      void Promise.race([sc.stop(), sleep(8000)]).finally(() => process.exit(0));
+    }
+  });
+  process.send!({ type: "ready", url: sc.url });
+}
+
+/**
+ * What a proxy process (sidecar or bare) answers the orchestrator: stats (RSS, CPU, event-loop delay, GC
+ * pauses by kind, main-thread scheduler waits, plus `extraStats`) and the inspector commands (CPU profile,
+ * allocation profile, heap snapshot). Returns a handler: true when it handled the message.
+ */
+function processProbe(extraStats: () => Record<string, unknown>): (m: Msg) => boolean {
   let maxRss = process.memoryUsage().rss;
   let profiler: import("node:inspector/promises").Session | undefined;
   // What the sidecar's own event loop saw: delay histogram and GC pauses (reset by stats with resetLoop).
@@ -193,7 +213,7 @@ async function runSidecar(): Promise<void> {
   setInterval(() => {
     maxRss = Math.max(maxRss, process.memoryUsage().rss);
   }, 50).unref();
-  process.on("message", (m: Msg) => {
+  return (m: Msg): boolean => {
     if (m.type === "stats") {
       const mem = process.memoryUsage();
       const sorted = [...gcPauses].sort((a, b) => a - b);
@@ -208,8 +228,7 @@ async function runSidecar(): Promise<void> {
           return undefined;
         }
       })();
-      const status = sc.status();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), spool: status.spool, loopMs, gc, sched, budgetEntries: status.budget.localEntries, gate: status.responses });
+      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), loopMs, gc, sched, ...extraStats() });
       if (m.resetPeak) maxRss = mem.rss;
       if (m.resetLoop) {
         loop.reset();
@@ -246,12 +265,9 @@ async function runSidecar(): Promise<void> {
         const { profile } = (await stopped) as { profile: unknown };
         writeFileSync(String(m.file), JSON.stringify(profile));
       });
-    } else if (m.type === "stop") {
-      // bounded: the measurements are done, the spool only needs to be closed cleanly
-      void Promise.race([sc.stop(), sleep(8000)]).finally(() => process.exit(0));
-    }
-  });
-  process.send!({ type: "ready", url: sc.url });
+    } else return false;
+    return true;
+  };
 }
 
 /** A V8 inspector session on this process (profiles, heap snapshots). */
@@ -299,11 +315,9 @@ function runBare(): void {
       );
     });
   });
+  const probe = processProbe(() => ({}));
   process.on("message", (m: Msg) => {
-    if (m.type === "stats") {
-      const mem = process.memoryUsage();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss: mem.rss, cpu: process.cpuUsage() });
-    } else if (m.type === "stop") process.exit(0);
+    if (!probe(m) && m.type === "stop") process.exit(0);
   });
   server.listen(0, "127.0.0.1", () => {
     const addr = server.address();
@@ -552,9 +566,10 @@ async function startStubControlPlane(key: string): Promise<{ url: string; tenant
 }
 
 interface SidecarStats {
-  gate: { heldP50Ms: number; heldP99Ms: number; heldMaxMs: number };
+  /** Sidecar only (absent for the bare proxy). */
+  gate?: { heldP50Ms: number; heldP99Ms: number; heldMaxMs: number };
   budgetEntries?: number;
-  spool: { depth: number; highWaterDepth: number; commits: number };
+  spool?: { depth: number; highWaterDepth: number; commits: number };
   sched?: { runMs: number; waitMs: number; slices: number };
   loopMs: { p50: number; p99: number; max: number };
   gc: { count: number; totalMs: number; p99Ms: number; maxMs: number; kinds: Record<string, { n: number; ms: number; maxMs: number }> };
@@ -638,7 +653,7 @@ async function main(): Promise<void> {
       }
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
-      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
       continue;

@@ -6,7 +6,7 @@
 // for STALL_MS although the server sends a heartbeat every 10 s.
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { SyncService, WatchRequestSchema } from "@agentgov/proto";
+import { SyncService, WatchRequestSchema, type Delta } from "@agentgov/proto";
 import { applyDelta, fromSnapshot, type GovernanceState } from "../state/governance-state.js";
 import { SnapshotWriter } from "./snapshot-file.js";
 import { abortableSleep, backoffMs } from "./backoff.js";
@@ -115,11 +115,12 @@ export class SyncClient {
             this.publish(fromSnapshot(msg.version, msg.kind.value));
           } else if (msg.kind.case === "delta") {
             this.counters.deltas++;
-            this.publish(applyDelta(this.state, msg.version, msg.kind.value));
+            this.publish(applyDelta(this.state, msg.version, msg.kind.value), isSpendOnly(msg.kind.value));
           } else {
             this.counters.heartbeats++;
             // A heartbeat's version says every change up to it has been sent on this stream.
-            if (msg.version > this.state.version && this.state.tenantId !== "") this.publish({ ...this.state, version: msg.version });
+            // Nothing changed but the version: its persistence may wait like spend (resuming from an older one re-sends no change).
+            if (msg.version > this.state.version && this.state.tenantId !== "") this.publish({ ...this.state, version: msg.version }, true);
             else this.writer.touch();
           }
           this.readyResolve?.();
@@ -137,10 +138,10 @@ export class SyncClient {
     }
   }
 
-  private publish(s: GovernanceState): void {
+  private publish(s: GovernanceState, spendOnly = false): void {
     this.state = s;
     this.events.onState(s);
-    this.writer.save(s);
+    this.writer.save(s, spendOnly);
   }
 
   async stop(): Promise<void> {
@@ -149,4 +150,9 @@ export class SyncClient {
     this.setConnected(false);
     await this.writer.flush();
   }
+}
+
+/** A delta that changes spend figures and nothing else (its persistence may wait: SnapshotWriter). */
+function isSpendOnly(d: Delta): boolean {
+  return d.upsertAgents.length + d.removedAgentIds.length + d.upsertPolicies.length + d.removedPolicyIds.length + d.upsertKeys.length + d.removedKeyIds.length === 0;
 }

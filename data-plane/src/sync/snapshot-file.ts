@@ -53,20 +53,48 @@ export function loadSnapshot(path: string): { state: GovernanceState; savedAtMs:
   }
 }
 
-/** Persists the newest state handed to it, one write at a time; `touch` records a confirmation without rewriting. */
+/** How long a spend-only change may wait before the snapshot file is rewritten (SnapshotWriter.save). */
+export const SPEND_PERSIST_DELAY_MS = 5_000;
+
+/**
+ * Persists the newest state handed to it, one write at a time; `touch` records a confirmation without
+ * rewriting. A change of agents, policies or keys is written at once (a revoked key or a new block policy
+ * must hold after a restart without the control plane); a change of spend figures only (the control
+ * plane sends one after each ingest batch, many per second under load) waits up to
+ * SPEND_PERSIST_DELAY_MS and is written with whatever came after it: rewriting the whole state each
+ * time cost the sidecar's event loop a file create, fsync and rename per batch. Spend a restarted
+ * sidecar reads from an older file is corrected by the control plane's snapshot on reconnect.
+ */
 export class SnapshotWriter {
   private next: GovernanceState | undefined;
   private touchWanted = false;
   private running: Promise<void> | undefined;
+  private deferred: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly path: string,
     private readonly onError: (e: unknown) => void,
+    private readonly spendDelayMs = SPEND_PERSIST_DELAY_MS,
   ) {}
 
-  save(s: GovernanceState): void {
+  /** `spendOnly`: the change since the last state is spend figures only (written within spendDelayMs). */
+  save(s: GovernanceState, spendOnly = false): void {
     this.next = s;
+    if (spendOnly) {
+      this.deferred ??= setTimeout(() => {
+        this.deferred = undefined;
+        this.kick();
+      }, this.spendDelayMs);
+      this.deferred.unref();
+      return;
+    }
+    this.cancelDeferred();
     this.kick();
+  }
+
+  private cancelDeferred(): void {
+    if (this.deferred) clearTimeout(this.deferred);
+    this.deferred = undefined;
   }
 
   touch(): void {
@@ -80,6 +108,7 @@ export class SnapshotWriter {
 
   private async drain(): Promise<void> {
     while (this.next || this.touchWanted) {
+      this.cancelDeferred(); // the newest state is written now, deferred spend with it
       const s = this.next;
       this.next = undefined;
       const touch = this.touchWanted;
@@ -96,8 +125,12 @@ export class SnapshotWriter {
     }
   }
 
-  /** Waits for pending writes (graceful stop). */
+  /** Writes what is pending, deferred spend included, and waits for it (graceful stop). */
   async flush(): Promise<void> {
+    if (this.deferred) {
+      this.cancelDeferred();
+      this.kick();
+    }
     while (this.running) await this.running;
   }
 }

@@ -1,0 +1,70 @@
+// The persisted governance state: a change of agents, policies or keys is on disk at once; a change of
+// spend figures only is written within the spend delay (or at flush), with everything after it.
+import test from "ava";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { AgentSchema, AgentSpendSchema, ApiKeySchema, DeltaSchema, SnapshotSchema } from "@agentgov/proto";
+import { applyDelta, fromSnapshot } from "../state/governance-state.js";
+import { loadSnapshot, SnapshotWriter } from "./snapshot-file.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const base = fromSnapshot(1n, create(SnapshotSchema, { tenantId: "ten_1", agents: [create(AgentSchema, { id: "agt_1", name: "a", status: "active" })] }));
+const spend = (version: bigint, usd: number) => applyDelta(base, version, create(DeltaSchema, { spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-21", spentUsd: usd })] }));
+
+async function waitFor(cond: () => boolean, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await sleep(5);
+  }
+  return cond();
+}
+
+function harness(spendDelayMs: number) {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-snapshot-"));
+  const path = join(dir, "snapshot.bin");
+  const errors: unknown[] = [];
+  return { path, errors, writer: new SnapshotWriter(path, (e) => errors.push(e), spendDelayMs), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+test("a spend-only change waits for the spend delay, then is written", async (t) => {
+  const h = harness(300);
+  t.teardown(h.cleanup);
+  h.writer.save(base);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 1n));
+  h.writer.save(spend(2n, 1.5), true);
+  h.writer.save(spend(3n, 2.5), true);
+  await sleep(150);
+  t.is(loadSnapshot(h.path)?.state.version, 1n, "not rewritten before the delay");
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 3n));
+  t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 2.5, "the newest spend is written once");
+  t.deepEqual(h.errors, []);
+});
+
+test("a key revocation after pending spend is written at once, spend included", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  const withKey = applyDelta(base, 2n, create(DeltaSchema, { upsertKeys: [create(ApiKeySchema, { id: "key_1", keyHash: "ab".repeat(32), scope: "ingest" })] }));
+  h.writer.save(withKey);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 2n));
+  const spent = applyDelta(withKey, 3n, create(DeltaSchema, { spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-21", spentUsd: 4 })] }));
+  h.writer.save(spent, true);
+  const revoked = applyDelta(spent, 4n, create(DeltaSchema, { removedKeyIds: ["key_1"] }));
+  h.writer.save(revoked);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 4n), "written without waiting for the spend delay");
+  const saved = loadSnapshot(h.path)!.state;
+  t.is(saved.keysByHash.size, 0);
+  t.is(saved.spend.get("agt_1")?.spentUsd, 4);
+});
+
+test("flush writes deferred spend at once (graceful stop)", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  h.writer.save(spend(2n, 7), true);
+  await sleep(50);
+  t.false(existsSync(h.path));
+  await h.writer.flush();
+  t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 7);
+});
