@@ -4,8 +4,10 @@
 // Sync and ingest gauges come from the sidecar's status report, sidecar-status.ts, appended to the
 // same page.) Labels are bounded: provider names, statuses, actions, entity types; never agent ids,
 // models or anything else a caller controls.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Registry, collectDefaultMetrics } from "prom-client";
+import { LabeledCounter as Counter, LabeledHistogram as Histogram } from "./labeled-metrics.js";
 
+/** Updated once or more per request: label values positional, in the order of labelNames. */
 export interface SidecarMetrics {
   registry: Registry;
   httpRequests: Counter<"route" | "provider" | "status">;
@@ -64,26 +66,28 @@ interface TraceLike {
 /** Records what one trace says about its request. */
 export function observeTrace(m: SidecarMetrics, t: TraceLike): void {
   const provider = t.provider || "unknown";
-  m.proxyRequests.inc({ provider, outcome: t.status, code: t.errorCode || "none" });
-  m.proxyOverhead.observe({ provider, streamed: String(t.streamed) }, Math.max(0, t.overheadMs) / 1000);
+  m.proxyRequests.inc(provider, t.status, t.errorCode || "none");
+  m.proxyOverhead.observe(Math.max(0, t.overheadMs) / 1000, provider, t.streamed ? "true" : "false");
   if (t.spans.some((s) => s.stage === "provider")) {
-    m.upstreamLatency.observe({ provider, status_class: t.httpStatus > 0 ? `${Math.floor(t.httpStatus / 100)}xx` : "none" }, Math.max(0, t.providerMs) / 1000);
+    m.upstreamLatency.observe(Math.max(0, t.providerMs) / 1000, provider, t.httpStatus > 0 ? STATUS_CLASS[Math.floor(t.httpStatus / 100)] ?? `${Math.floor(t.httpStatus / 100)}xx` : "none");
   }
   // One increment per action taken, not per evaluation (most evaluations of a request share "none").
   let none = 0;
   for (const e of t.policyEvaluations) {
     if (!e.actionTaken || e.actionTaken === "none") none++;
-    else m.policyDecisions.inc({ type: "policy", action: e.actionTaken });
+    else m.policyDecisions.inc("policy", e.actionTaken);
   }
-  if (none > 0) m.policyDecisions.inc({ type: "policy", action: "none" }, none);
+  if (none > 0) m.policyDecisions.inc("policy", "none", "", none);
   for (const f of t.policiesFired) {
     const refusal = REFUSALS[f];
     if (!refusal) continue;
-    m.policyDecisions.inc({ type: refusal, action: "block" });
-    if (refusal !== "agent_paused") m.limitRejections.inc({ reason: refusal });
+    m.policyDecisions.inc(refusal, "block");
+    if (refusal !== "agent_paused") m.limitRejections.inc(refusal);
   }
-  for (const p of t.piiDetections) m.piiFindings.inc({ entity_type: p.entityType, source: p.source });
-  if (t.inputTokens) m.tokens.inc({ provider, direction: "input" }, t.inputTokens);
-  if (t.outputTokens) m.tokens.inc({ provider, direction: "output" }, t.outputTokens);
-  if (t.costUsd > 0) m.cost.inc({ provider }, t.costUsd);
+  for (const p of t.piiDetections) m.piiFindings.inc(p.entityType, p.source);
+  if (t.inputTokens) m.tokens.inc(provider, "input", "", t.inputTokens);
+  if (t.outputTokens) m.tokens.inc(provider, "output", "", t.outputTokens);
+  if (t.costUsd > 0) m.cost.inc(provider, "", "", t.costUsd);
 }
+
+const STATUS_CLASS: Record<number, string> = { 1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx" };

@@ -88,9 +88,9 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
           if (done) return;
           done = true;
           inFlight--;
-          const labels = { route, provider, status: String(res.statusCode) };
-          metrics.httpRequests.inc(labels);
-          metrics.httpDuration.observe(labels, (performance.now() - t0) / 1000);
+          const status = String(res.statusCode);
+          metrics.httpRequests.inc(route, provider, status);
+          metrics.httpDuration.observe((performance.now() - t0) / 1000, route, provider, status);
           if (inFlight === 0) {
             const waiting = idle;
             idle = [];
