@@ -385,7 +385,7 @@ function runLoadgen(): void {
 
   /** Open loop: `rps` requests per second, alternating 1-second phases direct/sidecar; latency from each request's scheduled time. */
   async function openLoop(size: number, rps: number, phases: number) {
-    const out = { direct: [] as number[], sidecar: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0 }, lateSends: 0 };
+    const out = { direct: [] as number[], sidecar: [] as number[], overheadHeader: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0 }, lateSends: 0 };
     const pending = new Set<Promise<void>>();
     for (let phase = 0; phase < phases * 2; phase++) {
       const which: Which = phase % 2 === 0 ? "direct" : "sidecar";
@@ -404,6 +404,7 @@ function runLoadgen(): void {
             (r) => {
               if (!r.ok) out.errors++;
               out[which].push(performance.now() - scheduled);
+              if (which === "sidecar") out.overheadHeader.push(r.overhead);
             },
             () => {
               out.errors++;
@@ -617,7 +618,7 @@ async function main(): Promise<void> {
     await loadgen.ask({ type: "sequential", size: 8192, n: QUICK ? 100 : 500, stream: true });
     if (args["rate-only"]) {
       const rps = Number(args["rate-only"]);
-      type Open = { direct: number[]; sidecar: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
+      type Open = { direct: number[]; sidecar: number[]; overheadHeader: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
       {
         const b = await stats();
         await loadgen.ask({ type: "sequential", size: 1024, n: 2000, stream: false });
@@ -653,7 +654,8 @@ async function main(): Promise<void> {
       }
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
-      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors}; sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      const selfReported = o.overheadHeader.filter(Number.isFinite).sort((x, y) => x - y);
+      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
       continue;

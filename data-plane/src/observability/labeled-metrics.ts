@@ -15,10 +15,16 @@ interface Config<L extends string> {
   registers: Registry[];
 }
 
-const SEP = "\u0001";
+interface Entry<L extends string, C> {
+  labels: Record<L, string>;
+  child: C;
+}
 
 abstract class Labeled<L extends string, C> {
-  protected readonly children = new Map<string, { labels: Record<L, string>; child: C }>();
+  /** Children by first, second and third label value: found without building a key string. */
+  private readonly tree = new Map<string, Map<string, Map<string, Entry<L, C>>>>();
+  /** The same children in creation order (rendering). */
+  protected readonly entries: Entry<L, C>[] = [];
   readonly name: string;
   readonly help: string;
   protected readonly labelNames: readonly L[];
@@ -35,14 +41,18 @@ abstract class Labeled<L extends string, C> {
 
   /** The child for these label values (in labelNames order; missing ones are ""). */
   protected childFor(a: string, b: string, c: string): C {
-    const key = a + SEP + b + SEP + c;
-    let entry = this.children.get(key);
+    let byB = this.tree.get(a);
+    if (!byB) this.tree.set(a, (byB = new Map()));
+    let byC = byB.get(b);
+    if (!byC) byB.set(b, (byC = new Map()));
+    let entry = byC.get(c);
     if (!entry) {
       const values = [a, b, c];
       const labels = {} as Record<L, string>;
       this.labelNames.forEach((n, i) => (labels[n] = values[i]!));
       entry = { labels, child: this.newChild() };
-      this.children.set(key, entry);
+      byC.set(c, entry);
+      this.entries.push(entry);
     }
     return entry.child;
   }
@@ -60,7 +70,7 @@ export class LabeledCounter<L extends string> extends Labeled<L, { value: number
 
   get() {
     const values: MetricValue<L>[] = [];
-    for (const { labels, child } of this.children.values()) values.push({ labels: { ...labels }, value: child.value });
+    for (const { labels, child } of this.entries) values.push({ labels: { ...labels }, value: child.value });
     return { name: this.name, help: this.help, type: "counter" as const, values, aggregator: "sum" as const };
   }
 }
@@ -98,7 +108,7 @@ export class LabeledHistogram<L extends string> extends Labeled<L, HistogramChil
 
   get() {
     const values: MetricValue<L | "le">[] = [];
-    for (const { labels, child } of this.children.values()) {
+    for (const { labels, child } of this.entries) {
       let cumulative = 0;
       this.buckets.forEach((le, i) => {
         cumulative += child.counts[i]!;

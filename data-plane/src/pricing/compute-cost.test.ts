@@ -90,3 +90,31 @@ test("odd usage values are clamped: cached/writes never exceed input, negatives 
   t.is(computeCost(price, usage(-5, Number.NaN)).totalCost, 0);
   t.is(computeCost(price, usage(10.9, 0)).inputCost, 0.000025); // fractions truncated: 10 × 2.5
 });
+
+/** The documented arithmetic written plainly in BigInt: the reference for the fast path. */
+function referenceTotal(price: Price, inputTokens: number, outputTokens: number, cachedInputTokens: number): number {
+  const pico = (r: number) => BigInt(Math.round(r * 1e6));
+  const input = BigInt(inputTokens);
+  const cached = BigInt(Math.min(cachedInputTokens, inputTokens));
+  const sum = (input - cached) * pico(price.input) + cached * pico(price.cachedInput ?? price.input) + BigInt(outputTokens) * pico(price.output);
+  return Number((sum + 50n) / 100n) / 1e10;
+}
+
+test("the double-precision path gives the exact BigInt result for 20,000 random requests, and huge counts fall back to BigInt", (t) => {
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const rates = [0.00005, 0.075, 0.1, 0.15, 0.6, 1.25, 2.5, 3, 3.75, 10, 15, 75, 150];
+  for (let i = 0; i < 20_000; i++) {
+    const price: Price = { provider: "openai", model: "x", input: rates[Math.floor(rand() * rates.length)]!, output: rates[Math.floor(rand() * rates.length)]!, cachedInput: rates[Math.floor(rand() * rates.length)]!, version: "v" };
+    const input = Math.floor(rand() ** 3 * 2_000_000);
+    const output = Math.floor(rand() ** 3 * 200_000);
+    const cached = Math.floor(rand() * input);
+    const got = computeCost(price, usage(input, output, cached)).totalCost;
+    const want = referenceTotal(price, input, output, cached);
+    if (got !== want) t.fail(`${JSON.stringify(price)} ${input}/${output}/${cached}: ${got} ≠ ${want}`);
+  }
+  // 10^12 tokens at $150/M is 1.5·10^20 picodollars, far beyond 2^53
+  const big: Price = { provider: "openai", model: "x", input: 150, output: 0.000001, version: "v" };
+  t.is(computeCost(big, usage(1e12 + 1, 3)).totalCost, referenceTotal(big, 1e12 + 1, 3, 0));
+  t.is(computeCost(big, usage(1e12 + 1, 3)).inputCost, 150_000_000.00015);
+});
