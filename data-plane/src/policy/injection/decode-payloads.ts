@@ -63,26 +63,39 @@ function decodeRun(out: DecodedPayload[], text: string, start: number, end: numb
   pushIfReadable(out, "base64", start, stop, Buffer.from(b64, "base64").toString("utf8"));
 }
 
+/** The CLASS flags of the character at `i` (0 for characters outside base64/base64url). */
+function classAt(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  return code < 128 ? CLASS[code]! : 0;
+}
+
 /** Readable payloads hidden in `text`, at most MAX_PAYLOADS of them. */
 export function decodePayloads(text: string): DecodedPayload[] {
   const out: DecodedPayload[] = [];
-  // One pass over the characters finds base64/hex runs (a regex here costs ~10x more).
-  let runStart = -1;
-  let flags = 0;
+  // Base64/hex runs of at least MIN_RUN characters, found by probing: every such run covers the
+  // character MIN_RUN − 1 after any position inside its first MIN_RUN characters, so when that probe
+  // is outside the alphabet no run starts in between and the scan jumps past it. Prose (words shorter
+  // than MIN_RUN) is read about one character in MIN_RUN; a regex here costs ~10x more than a full
+  // character loop, which costs ~8x more than this.
+  // Invariant: the character before `i` (if any) is not in a run.
   const n = text.length;
-  for (let i = 0; i <= n && out.length < MAX_PAYLOADS; i++) {
-    const code = i < n ? text.charCodeAt(i) : 0;
-    const cls = code < 128 ? CLASS[code]! : 0;
-    if (cls !== 0) {
-      if (runStart < 0) {
-        runStart = i;
-        flags = 0;
-      }
-      flags |= cls;
+  let i = 0;
+  while (i + MIN_RUN <= n && out.length < MAX_PAYLOADS) {
+    const probe = i + MIN_RUN - 1;
+    if (classAt(text, probe) === 0) {
+      i = probe + 1;
       continue;
     }
-    if (runStart >= 0 && i - runStart >= MIN_RUN) decodeRun(out, text, runStart, i, flags);
-    runStart = -1;
+    let start = probe;
+    while (start > i && classAt(text, start - 1) !== 0) start--;
+    let end = probe + 1;
+    while (end < n && classAt(text, end) !== 0) end++;
+    if (end - start >= MIN_RUN) {
+      let flags = 0;
+      for (let k = start; k < end; k++) flags |= classAt(text, k);
+      decodeRun(out, text, start, end, flags);
+    }
+    i = end + 1; // text[end] is outside the alphabet (or the end of the text)
   }
   let m: RegExpExecArray | null;
   if (text.includes("\\x")) {

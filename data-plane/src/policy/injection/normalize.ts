@@ -2,6 +2,7 @@
 // letters next to Latin letters folded, lower-cased; with a map from each output index back to the input.
 
 import { CONFUSABLES } from "./confusables.js";
+import { isAscii } from "../is-ascii.js";
 
 export interface NormalizedText {
   /** Normalised, lower-cased text that the features are matched against. */
@@ -18,7 +19,6 @@ export interface NormalizedText {
   original: string;
 }
 
-const NON_ASCII_RE = /[^\x00-\x7f]/;
 
 /** Zero-width, BOM, soft hyphen, word joiners, bidi embeddings/overrides/isolates, Mongolian vowel separator. */
 export function isInvisible(cp: number): boolean {
@@ -102,7 +102,7 @@ function foldRun(src: string, i: number, j: number): string {
 
 /** Normalises `input` for matching. ASCII input takes a fast path (lower-casing only). */
 export function normalizeForScan(input: string): NormalizedText {
-  if (!NON_ASCII_RE.test(input)) {
+  if (isAscii(input)) {
     return { text: input.toLowerCase(), map: null, invisibleCount: 0, foldedCount: 0, tagPayload: "", original: input };
   }
   // Lower-case once up front when that keeps every index (true for nearly all text).

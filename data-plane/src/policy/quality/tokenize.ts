@@ -1,4 +1,5 @@
 // Word tokenisation shared by the lexical quality scorers: lower-cased Unicode letter/digit runs.
+import { isAscii } from "../is-ascii.js";
 
 const WORD_RE = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 
@@ -15,7 +16,7 @@ const SCAN_RE = new RegExp(WORD_RE.source, WORD_RE.flags);
  */
 export function scanWords(text: string, visit: (w: string) => boolean): void {
   const lower = text.toLowerCase();
-  if (!NON_ASCII.test(lower)) {
+  if (isAscii(lower)) {
     scanAsciiWords(lower, visit);
     return;
   }
@@ -26,8 +27,6 @@ export function scanWords(text: string, visit: (w: string) => boolean): void {
     SCAN_RE.lastIndex = 0;
   }
 }
-
-const NON_ASCII = /[^\x00-\x7f]/;
 
 const isAlnum = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39); // a-z 0-9 (lower-cased text)
 const isLetter = (c: number) => c >= 0x61 && c <= 0x7a;
