@@ -63,11 +63,14 @@ function f(
   return { id, family, weight, triggers, pattern: new RegExp(source, input === "native" ? "u" : ""), input };
 }
 
+/** The persona modes of jailbreak_named_mode, spelled out (its pattern's alternatives). */
+const NAMED_MODES = ["god", "jailbreak", "jailbroken", "evil", "chaos", "unrestricted", "unfiltered", "uncensored", "dan", "dude", "stan", "opposite", "antigpt", "anti-gpt", "amoral", "nolimit", "nolimits", "no-limit", "no-limits"];
+
 export const FEATURES: readonly Feature[] = [
   // ---------- instruction override ----------
   f("override_ignore_previous", "instruction_override", 0.85, ["ignor", "disregard", "forget", "bypass", "overrid", "neglect", "overlook", "skip", "dismiss"],
     `\\b${IGNORE_VERBS}\\b${FILLERS}\\s+${PRIOR}\\b(?:\\s+[\\w'-]+){0,2}?\\s+${INSTRUCTION_NOUNS}\\b`),
-  f("override_ignore_your_rules", "instruction_override", 0.7, ["ignor", "disregard", "forget", "bypass", "overrid", "neglect"],
+  f("override_ignore_your_rules", "instruction_override", 0.7, ["ignor", "disregard", "forget", "bypass", "overrid", "neglect", "overlook", "skip", "dismiss"],
     `\\b${IGNORE_VERBS}\\b${gap(12)}\\b(?:your|the system|system|the developer'?s?|the original)\\b${gap(12)}\\b${alt("instructions?", "prompts?", "rules", "guidelines", "programming", "restrictions", "guardrails", "directives", "training", "safety")}\\b`),
   f("override_ignore_above", "instruction_override", 0.6, ["ignor", "disregard"],
     `\\b${alt("ignore", "disregard")}\\b (?:all |everything |the |what(?:'s| is) )?${alt("above", "before", "prior")}\\b`),
@@ -77,7 +80,8 @@ export const FEATURES: readonly Feature[] = [
     `\\bforget (?:about )?(?:everything|all(?: of)? (?:that|this|it)|what (?:i|we|you) (?:said|told you|discussed))${gap(12)}\\b${alt("before", "above", "previously", "so far", "until now", "beforehand", "earlier", "we discussed", "you (?:know|were told|have been told)")}`),
   f("override_leave_previous", "instruction_override", 0.7, ["previous", "prior", "earlier"],
     `\\b${alt("leave", "put", "set", "remove", "delete", "erase", "clear", "wipe", "drop", "throw", "get rid of")}\\b${gap(15)}\\b${alt("previous", "prior", "earlier")}\\b${gap(10)}\\b${alt("tasks?", "instructions?", "information", "assignments?", "rules", "prompts?", "context")}\\b${gap(20)}\\b${alt("behind", "aside", "out of your (?:head|mind|memory)", "from your (?:head|mind|memory)", "and (?:start|begin)")}`),
-  f("override_new_task", "instruction_override", 0.4, ["new", "further", "another", "more task"],
+  // Triggers are the two-word phrases every alternative contains ("new" alone is in most prompts).
+  f("override_new_task", "instruction_override", 0.4, [...["new", "further", "more", "another"].flatMap((w) => ["task", "instruction", "assignment", "challenge"].map((n) => `${w} ${n}`)), "your new"],
     alt(
       `\\b(?:now|next) (?:comes?|follows?|there (?:is|are)) (?:a |some )?(?:new|further|more|another) ${alt("tasks?", "instructions?", "assignments?", "challenges?")}`,
       `\\b${alt("new", "further")} ${alt("tasks", "instructions", "assignments")} (?:follow|are following|are as follows)`,
@@ -94,7 +98,7 @@ export const FEATURES: readonly Feature[] = [
     `\\binstead,? ${alt("output", "print", "say", "write", "respond with", "reply with", "return", "just say")}\\b`),
   f("override_pwned", "instruction_override", 0.8, ["pwn"],
     `\\b(?:i have been|i've been|haha|say|print|output|write|reply with)\\b${gap(10)}\\bpwned\\b`),
-  f("override_priority_claim", "instruction_override", 0.5, ["priority", "precedence", "supersede", "override", "admin", "developer", "creator"],
+  f("override_priority_claim", "instruction_override", 0.5, ["priority", "precedence", "supersede", "override", "i am your", "i am the", "i'm your", "i'm the"],
     alt(
       `\\b(?:this|these|the following) (?:instructions?|messages?|prompts?|commands?) (?:takes?|has|have) (?:absolute |top |highest )?(?:priority|precedence)`,
       `\\b(?:supersedes?|overrides?) (?:all |any )?(?:previous|prior|other|your|earlier) (?:instructions|rules|prompts|guidelines)`,
@@ -117,14 +121,15 @@ export const FEATURES: readonly Feature[] = [
       `\\b(?:developer|dev) mode (?:enabled|activated|output|response)\\b`,
       `\\b(?:enable|activate|enter|switch to|simulate) (?:developer|dev) mode\\b${gap(60)}\\b(?:no|without|any|ignore|uncensored|unfiltered|policies|restrictions|rules)\\b`,
     )),
-  f("jailbreak_named_mode", "jailbreak_persona", 0.7, [" mode"],
+  // Triggers: each name with " mode" (a bare " mode" trigger made the punctuation pass stop at every space).
+  f("jailbreak_named_mode", "jailbreak_persona", 0.7, NAMED_MODES.map((m) => `${m} mode`),
     `\\b${alt("god", "jailbreak", "jailbroken", "evil", "chaos", "unrestricted", "unfiltered", "uncensored", "dan", "dude", "stan", "opposite", "anti-?gpt", "amoral", "no-?limits?")} mode\\b`),
   f("jailbreak_unrestricted_ai", "jailbreak_persona", 0.75, ["restrict", "filter", "censor", "limit", "moral", "ethic", "rules", "guidelines", "amoral", "unethical", "unrestricted", "unfiltered", "uncensored", "unbound", "unchained", "unlimited", "jailbroken", "rogue", "evil"],
     alt(
       `\\b(?:an?|the|my) (?:ai|assistant|chatbot|model|language model|version of (?:yourself|you))\\b${gap(12)}\\b(?:without|with no|free of|free from)\\b (?:any )?${alt("restrictions", "filters?", "limits", "limitations", "rules", "guidelines", "morals", "ethics", "censorship", "boundaries", "constraints")}`,
       `\\b${alt("unfiltered", "uncensored", "unrestricted", "amoral", "unethical", "unbound", "unchained", "unlimited", "jailbroken", "rogue", "evil")} ${alt("ai", "chatbot", "assistant", "model", "language model", "version", "responses?", "persona", "confidant", "twin", "character", "entity")}\\b`,
     )),
-  f("jailbreak_freed", "jailbreak_persona", 0.8, ["freed", "free from", "liberated", "confines", "abide", "bound by", "adhere", "comply"],
+  f("jailbreak_freed", "jailbreak_persona", 0.8, ["freed", "free from", "liberated", "released", "set free", "confines", "abide", "bound", "adhere", "comply", "follow", "obey"],
     alt(
       `\\b(?:been )?(?:freed|liberated|released|set free) (?:from|of) (?:the |all |any )?(?:typical |usual )?${alt("confines", "restrictions", "limitations", "rules", "shackles", "chains", "constraints")}`,
       `\\b(?:do(?:es)?n'?t|do(?:es)? not|never|won'?t|will not|no longer|not) (?:have to |need to |required to )?${alt("abide", "follow", "adhere", "comply", "obey", "be bound", "bound")}\\b${gap(8)}\\b(?:by|with|to)? ?(?:any |the |your |openai'?s? |anthropic'?s? )?${alt("rules", "polic(?:y|ies)", "guidelines", "content polic(?:y|ies)", "restrictions", "ethical", "moral", "principles", "terms")}`,
@@ -138,7 +143,7 @@ export const FEATURES: readonly Feature[] = [
       `\\b(?:never|don'?t|do not|without) (?:ever )?(?:break(?:ing)?|fall(?:ing)? out of|leav(?:e|ing)) (?:the )?(?:character|figure|role)\\b`,
       `\\bimmerse yourself (?:in|into) the role\\b`,
     )),
-  f("role_act_as", "jailbreak_persona", 0.2, ["act as", "pretend", "you are now", "roleplay", "role-play", "role play", "imagine you", "now you are", "you will now be"],
+  f("role_act_as", "jailbreak_persona", 0.2, ["act as", "behave as", "respond as", "answer as", "pretend", "you are now", "roleplay", "role-play", "role play", "imagine you", "now you are", "you will now be"],
     alt(
       `\\b(?:act|behave|respond|answer) as (?:if you were |though you were )?(?:an?|my|the)\\b`,
       `\\bpretend (?:to be|you are|you're|that you are|you have)\\b`,
@@ -218,7 +223,7 @@ export const FEATURES: readonly Feature[] = [
     `\\b${alt("zeige?", "gib", "verrate?", "nenne?", "wiederhole?", "drucke?")}\\b${gap(20)}\\b${alt("deinen?", "ihren?", "den", "alle", "deine", "ihre")}\\b${gap(15)}${alt("system-?prompt", "prompt-?texte?", "prompts?", "anweisungen", "systemnachricht", "instruktionen")}`),
   f("de_new_task", "multilingual", 0.4, ["neue aufgabe", "neuen aufgabe", "weitere aufgaben", "neue aufgaben"],
     alt(`\\b(?:deine|ihre|eine|einer) neuen? aufgabe\\b`, `\\b(?:nun|jetzt) folgen (?:neue|weitere) aufgaben\\b`)),
-  f("de_persona", "multilingual", 0.25, ["du bist", "stell dir vor", "tu so", "sie sind jetzt"],
+  f("de_persona", "multilingual", 0.25, ["du bist", "jetzt bist du", "stell dir vor", "tu so", "sie sind jetzt"],
     alt(`\\bdu bist (?:jetzt|nun|ab sofort)\\b`, `\\bjetzt bist du\\b`, `\\bstell dir vor,? du bist\\b`, `\\btu so,? als (?:ob|wärst)\\b`)),
   f("de_developer_mode", "multilingual", 0.7, ["entwicklermodus", "entwickler-modus"], `\\bentwickler-?modus\\b`),
   // French
