@@ -22,8 +22,9 @@
 //   node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too]
 // Writes bench/results/proxy-overhead.json and bench/results/proxy-overhead.md.
 // Diagnostics (print only): --rate-only <rps> [--phases N] [--profile F] [--heap-profile F] runs just the
-// fixed-rate phases (1 KB) and prints the sidecar's event-loop delay, GC pauses by kind, time its main
-// thread waited for a CPU, and the CPU each process used; BENCH_SIDECAR_EXEC_ARGV passes V8/Node flags
+// fixed-rate phases (1 KB) and prints the sidecar's own X-Service-Overhead-Ms at that rate, its event-loop
+// delay, GC pauses by kind, time its main thread waited for a CPU, and the CPU each process used (also
+// for the bare proxy with --bare-too); BENCH_SIDECAR_EXEC_ARGV passes V8/Node flags
 // to the sidecar; BENCH_HEAP_SNAPSHOT_AT=<s> writes a heap snapshot that far into the run.
 
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
