@@ -75,8 +75,8 @@ export function decodePayloads(text: string): DecodedPayload[] {
   // Base64/hex runs of at least MIN_RUN characters, found by probing: every such run covers the
   // character MIN_RUN − 1 after any position inside its first MIN_RUN characters, so when that probe
   // is outside the alphabet no run starts in between and the scan jumps past it. Prose (words shorter
-  // than MIN_RUN) is read about one character in MIN_RUN; a regex here costs ~10x more than a full
-  // character loop, which costs ~8x more than this.
+  // than MIN_RUN) touches a fraction of its characters: the full character loop this replaced took
+  // ~4.6x the time on an 8 KB prompt (CPU profile), and a regex costs ~10x the loop.
   // Invariant: the character before `i` (if any) is not in a run.
   const n = text.length;
   let i = 0;
