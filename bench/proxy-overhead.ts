@@ -248,7 +248,9 @@ function processProbe(extraStats: () => Record<string, unknown>): (m: Msg) => bo
       void inspect(m, async () => {
         const session = await newInspectorSession();
         await session.post("HeapProfiler.enable");
-        await session.post("HeapProfiler.startSampling", (m.live ? { samplingInterval: 1024 } : { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }) as never);
+        // live: what is still alive at the end; promoted: what survived a minor GC (alive or collected by a major GC since); else everything allocated
+        const sampling = m.live === "promoted" ? { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false } : m.live ? { samplingInterval: 1024 } : { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+        await session.post("HeapProfiler.startSampling", sampling as never);
         profiler = session;
       });
     } else if (m.type === "heap-snapshot") {
@@ -638,7 +640,7 @@ async function main(): Promise<void> {
       }
       await sidecar.ask({ type: "stats", resetLoop: true });
       if (args.profile) await sidecar.ask({ type: "profile-start" });
-      if (args["heap-profile"]) await sidecar.ask({ type: "heap-start", live: process.env.BENCH_HEAP_LIVE === "1" });
+      if (args["heap-profile"]) await sidecar.ask({ type: "heap-start", live: process.env.BENCH_HEAP_LIVE === "promoted" ? "promoted" : process.env.BENCH_HEAP_LIVE === "1" });
       const before = await stats();
       const othersBefore = [loadgen, upstream].map((c) => procCpuMs(c.proc.pid)).concat(procCpuMs(process.pid));
       // BENCH_HEAP_SNAPSHOT_AT=<s>: a heap snapshot of the sidecar that many seconds into the run (diagnostics)

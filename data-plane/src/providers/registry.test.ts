@@ -59,4 +59,7 @@ test("estimateTokens counts o200k tokens", (t) => {
   t.is(estimateTokens(""), 0);
   t.is(estimateTokens("Hello world, this is a test."), 8);
   t.true(estimateTokens("word ".repeat(1000)) >= 1000);
+  // Text that spells a special token is ordinary text (o200k_base encode_ordinary: tiktoken gives 9 and 13).
+  t.is(estimateTokens("a <|endoftext|> b"), 9);
+  t.is(estimateTokens("<|endofprompt|><|fim_prefix|>x"), 13);
 });

@@ -140,7 +140,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       toolCalls: [],
       qualityScores: [],
     };
+    let emitted = false;
     const emit = () => {
+      if (emitted) return; // at most one trace per request, also when a fault interrupts the answer
+      emitted = true;
       try {
         deps.emit(buildTrace(draft, deps.storeRawPii), res);
       } catch (e) {
@@ -160,198 +163,98 @@ export function createProxyHandler(deps: ProxyDeps) {
       emit();
     };
 
-    // 2. The prompt: text, PII, injection score; its token count only when something needs it.
-    const prompt = adapter.promptText(body);
-    draft.prompt = prompt;
-    let tp = performance.now();
-    const promptPii = agent.piiDetection ? detectPii(prompt) : null;
-    spans.pii_scan = performance.now() - tp;
-    draft.promptPii = promptPii ?? [];
-    draft.injectionScore = injectionScore(prompt).score;
-    let promptTokenCount = -1;
-    const promptTokens = () => (promptTokenCount >= 0 ? promptTokenCount : (promptTokenCount = estimateTokens(prompt)));
-
-    // 3. Traced refusals before policies: paused agent, rate limit.
-    if (agent.status === "paused") return refuse(new ProxyRefusal(403, "agent_paused", `agent ${agent.id} is paused`), "agent_paused");
-    const retryAfter = deps.limiter.take(agent.id, agent.rateLimit, receivedAtMs);
-    if (retryAfter > 0) {
-      const message = `rate limit of ${agent.rateLimit} requests per minute exceeded; retry in ${retryAfter} s`;
-      return refuse(new ProxyRefusal(429, "rate_limit_exceeded", message, {}, retryAfter), "rate_limit");
-    }
-
-    // 4. Inbound policies: every applicable one evaluated; the highest-priority matching block decides.
-    tp = performance.now();
-    const inbound = evaluatePhase(state.orderedPolicies, {
-      agent,
-      phase: "inbound",
-      text: prompt,
-      model,
-      inputTokens: policiesNeedInputTokens(state) ? promptTokens() : 0,
-      pii: promptPii,
-      injectionScore: draft.injectionScore,
-    });
-    spans.policy_eval = performance.now() - tp;
-    draft.evaluations = inbound.evaluations;
-    draft.fired = inbound.fired;
-    draft.blockedCount = inbound.blockedCount;
-    service["x-service-policies"] = String(draft.evaluations.length);
-    if (inbound.blockedBy) {
-      const p = inbound.blockedBy;
-      return refuse(new ProxyRefusal(403, "policy_violation", `request blocked by policy "${p.name}"`, { policy_id: p.id, trace_id: traceId }), "");
-    }
-
-    // 5. Budget: reserve the most this call can cost before forwarding (input estimate + max output); settle after.
     const day = utcDay(receivedAtMs);
     let reserved: Reservation | null = null;
-    if (agent.hasBudget) {
-      // Reserve the most this call can cost: the prompt's tokens and max_tokens of output. The exact
-      // token count (a tokenizer pass) is taken only when the budget is close: far from the limit the
-      // prompt's UTF-8 length, which no token count exceeds, decides the same (BudgetLedger.reserve).
-      const maxOut = maxOutputTokens(body);
-      const cost = (inputTokens: number) => (price ? costOf(price, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
-      reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(Buffer.byteLength(prompt, "utf8")), () => cost(promptTokens()));
-      if (!reserved) {
-        const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
-        return refuse(new ProxyRefusal(429, "budget_exceeded", message, {}, secondsToUtcMidnight(receivedAtMs)), "budget");
-      }
-    }
     const settleBudget = () => {
       if (reserved) deps.budget.settleReservation(agent.id, day, reserved, draft.cost.totalCost, traceId);
       reserved = null;
     };
-
-    // 6. What is forwarded: the bytes as received, unless a redaction or the Google spec path changed the body.
-    let changed = target.body;
-    if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
-    const forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
-
-    // 7. Forward. A client that goes away aborts the upstream call; the trace is still recorded.
-    // An EventEmitter is undici's cheapest abort signal (an AbortController costs an EventTarget per request).
-    const abort = new EventEmitter();
+    /** The answer (or its headers) went out: a failure after this cannot answer with an error any more. */
     let responded = false;
-    let clientGone = false;
-    res.once("close", () => {
-      if (responded) return;
-      clientGone = true;
-      abort.emit("abort");
-    });
-    const endpoint = endpoints.get(adapter.name)!;
-    const tUp = performance.now();
-    let upstream: Dispatcher.ResponseData;
     try {
-      const pending = deps.dispatcher.request({
-        origin: endpoint.origin,
-        path: endpoint.prefix + target.path,
-        method: "POST",
-        headers: upstreamRequestHeaders(req.headers, forwardBody.length),
-        body: forwardBody,
-        signal: abort,
-        headersTimeout: deps.upstreamTimeoutMs,
-        bodyTimeout: deps.upstreamTimeoutMs,
-      });
-      upstream = await pending;
-    } catch (e) {
-      draft.timing.providerMs = spans.provider = performance.now() - tUp;
-      draft.status = "error";
-      settleBudget();
-      if (clientGone || isAbort(e)) {
-        draft.errorCode = "client_closed";
-        draft.httpStatus = CLIENT_CLOSED;
-        draft.timing.totalMs = performance.now() - t0;
-        emit();
-        return;
-      }
-      const failure = upstreamFailure(e, adapter.name);
-      draft.errorCode = failure.code;
-      draft.httpStatus = failure.status;
-      draft.timing.totalMs = performance.now() - t0;
-      service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
-      responded = true;
-      sendJsonError(res, failure, requestId, service);
-      emit();
-      return;
-    }
-    const tHeaders = performance.now();
-    const status = upstream.statusCode;
-    draft.httpStatus = status;
-    if (status >= 400) {
-      draft.status = "error";
-      draft.errorCode = `upstream_${status}`;
-    }
-    const contentType = String(upstream.headers["content-type"] ?? "");
-    const isSse = contentType.includes("text/event-stream");
-    const encoding = decodableEncoding(upstream.headers["content-encoding"]);
-    const outHeaders = downstreamResponseHeaders(upstream.headers, encoding !== undefined);
-    let completionText = "";
-    let finishReason: string | undefined;
+      // 2. The prompt: text, PII, injection score; its token count only when something needs it.
+      const prompt = adapter.promptText(body);
+      draft.prompt = prompt;
+      let tp = performance.now();
+      const promptPii = agent.piiDetection ? detectPii(prompt) : null;
+      spans.pii_scan = performance.now() - tp;
+      draft.promptPii = promptPii ?? [];
+      draft.injectionScore = injectionScore(prompt).score;
+      let promptTokenCount = -1;
+      const promptTokens = () => (promptTokenCount >= 0 ? promptTokenCount : (promptTokenCount = estimateTokens(prompt)));
 
-    if (status < 300 && (isSse || target.stream)) {
-      // 8a. Stream: headers leave at once with the input cost known now; every chunk is written as it
-      // arrives; the final cost goes in an HTTP trailer and the trace.
-      draft.streamed = true;
-      // The input cost known now: exact when the prompt was counted already, else estimated at 4
-      // characters per token (a tokenizer pass here would delay the first byte); the trailer and the
-      // trace have the provider's figures.
-      service["x-service-cost"] = formatUsd(inputCost(price, promptTokenCount >= 0 ? promptTokenCount : Math.ceil(prompt.length / 4)));
-      service["x-service-overhead-ms"] = ms(tUp - t0 + (performance.now() - tHeaders));
-      outHeaders.trailer = "X-Service-Cost";
-      // Every applicable outbound policy is evaluated when the stream ends (policy/stream): counted now.
-      service["x-service-policies"] = String(draft.evaluations.length + applicablePolicies(state.orderedPolicies, agent, "outbound").length);
-      if (isSse && outHeaders["x-accel-buffering"] === undefined) outHeaders["x-accel-buffering"] = "no"; // nginx in front must not buffer
-      res.writeHead(status, addServiceHeaders(outHeaders, service));
-      res.flushHeaders();
-      const observer = adapter.streamObserver();
-      const relay = await relayStream({
-        res,
-        body: encoding ? decodeStream(upstream.body, encoding) : upstream.body,
-        observer,
-        governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType }),
-        sse: isSse,
-        keepAlive: isSse ? (adapter.name === "google" ? keepAliveCrlf : keepAliveLf) : undefined,
-        clientGone: () => clientGone,
-        abortUpstream: () => abort.emit("abort"),
-      });
-      const facts = observer.end();
-      draft.timing.providerMs = spans.provider = performance.now() - tUp;
-      completionText = facts.completionText;
-      finishReason = facts.finishReason;
-      draft.toolCalls = facts.toolCalls;
-      const settled = settleUsage(facts, promptTokens, status);
-      draft.usage = settled.usage;
-      draft.tokensEstimated = settled.estimated;
-      draft.cost = costOf(answerPrice(adapter.name, price, facts.model), draft.usage);
-      if (clientGone) {
-        draft.status = "error";
-        draft.errorCode = "client_closed";
-      } else if (relay.upstreamError !== undefined && !relay.stopped) {
-        draft.status = "error";
-        draft.errorCode = isAbort(relay.upstreamError) ? "client_closed" : upstreamFailure(relay.upstreamError, adapter.name).code;
-      } else if (facts.errorMessage !== undefined && draft.status === "success") {
-        draft.status = "error"; // the provider's own mid-stream error event
-        draft.errorCode = "upstream_stream_error";
+      // 3. Traced refusals before policies: paused agent, rate limit.
+      if (agent.status === "paused") return refuse(new ProxyRefusal(403, "agent_paused", `agent ${agent.id} is paused`), "agent_paused");
+      const retryAfter = deps.limiter.take(agent.id, agent.rateLimit, receivedAtMs);
+      if (retryAfter > 0) {
+        const message = `rate limit of ${agent.rateLimit} requests per minute exceeded; retry in ${retryAfter} s`;
+        return refuse(new ProxyRefusal(429, "rate_limit_exceeded", message, {}, retryAfter), "rate_limit");
       }
-      responded = true;
-      if (!clientGone) {
-        if (relay.upstreamError !== undefined && !relay.stopped) {
-          // The provider's stream broke: end with its native error event when that cannot split an event, else cut.
-          if (!relay.atBoundary) {
-            res.destroy();
-          } else {
-            if (isSse) res.write(adapter.errorEvent(`${adapter.name} stream interrupted`, draft.errorCode, { status: 502, details: { trace_id: traceId } }));
-            res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
-            res.end();
-          }
-        } else {
-          res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
-          res.end();
+
+      // 4. Inbound policies: every applicable one evaluated; the highest-priority matching block decides.
+      tp = performance.now();
+      const inbound = evaluatePhase(state.orderedPolicies, {
+        agent,
+        phase: "inbound",
+        text: prompt,
+        model,
+        inputTokens: policiesNeedInputTokens(state) ? promptTokens() : 0,
+        pii: promptPii,
+        injectionScore: draft.injectionScore,
+      });
+      spans.policy_eval = performance.now() - tp;
+      draft.evaluations = inbound.evaluations;
+      draft.fired = inbound.fired;
+      draft.blockedCount = inbound.blockedCount;
+      service["x-service-policies"] = String(draft.evaluations.length);
+      if (inbound.blockedBy) {
+        const p = inbound.blockedBy;
+        return refuse(new ProxyRefusal(403, "policy_violation", `request blocked by policy "${p.name}"`, { policy_id: p.id, trace_id: traceId }), "");
+      }
+
+      // 5. Budget: reserve the most this call can cost before forwarding (input estimate + max output); settle after.
+      if (agent.hasBudget) {
+        // Reserve the most this call can cost: the prompt's tokens and max_tokens of output. The exact
+        // token count (a tokenizer pass) is taken only when the budget is close: far from the limit the
+        // prompt's UTF-8 length, which no token count exceeds, decides the same (BudgetLedger.reserve).
+        const maxOut = maxOutputTokens(body);
+        const cost = (inputTokens: number) => (price ? costOf(price, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
+        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(Buffer.byteLength(prompt, "utf8")), () => cost(promptTokens()));
+        if (!reserved) {
+          const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
+          return refuse(new ProxyRefusal(429, "budget_exceeded", message, {}, secondsToUtcMidnight(receivedAtMs)), "budget");
         }
       }
-    } else {
-      // 8b. JSON (and every provider error, passed through unchanged): read whole, parse once, outbound policies.
-      let raw: Buffer;
+
+      // 6. What is forwarded: the bytes as received, unless a redaction or the Google spec path changed the body.
+      let changed = target.body;
+      if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
+      const forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
+
+      // 7. Forward. A client that goes away aborts the upstream call; the trace is still recorded.
+      // An EventEmitter is undici's cheapest abort signal (an AbortController costs an EventTarget per request).
+      const abort = new EventEmitter();
+      let clientGone = false;
+      res.once("close", () => {
+        if (responded) return;
+        clientGone = true;
+        abort.emit("abort");
+      });
+      const endpoint = endpoints.get(adapter.name)!;
+      const tUp = performance.now();
+      let upstream: Dispatcher.ResponseData;
       try {
-        raw = Buffer.from(await upstream.body.arrayBuffer());
-        if (encoding) raw = decodeSync(raw, encoding);
+        const pending = deps.dispatcher.request({
+          origin: endpoint.origin,
+          path: endpoint.prefix + target.path,
+          method: "POST",
+          headers: upstreamRequestHeaders(req.headers, forwardBody.length),
+          body: forwardBody,
+          signal: abort,
+          headersTimeout: deps.upstreamTimeoutMs,
+          bodyTimeout: deps.upstreamTimeoutMs,
+        });
+        upstream = await pending;
       } catch (e) {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         draft.status = "error";
@@ -373,66 +276,186 @@ export function createProxyHandler(deps: ProxyDeps) {
         emit();
         return;
       }
-      draft.timing.providerMs = spans.provider = performance.now() - tUp;
-      let json: unknown;
-      try {
-        json = raw.length > 0 ? JSON.parse(raw.toString("utf8")) : undefined;
-      } catch {
-        json = undefined;
-      }
-      const facts: ResponseFacts = json === undefined ? { completionText: "", toolCalls: [] } : adapter.parseResponse(json);
-      completionText = facts.completionText;
-      finishReason = facts.finishReason;
-      draft.toolCalls = facts.toolCalls;
-      const settled = settleUsage(facts, promptTokens, status);
-      draft.usage = settled.usage;
-      draft.tokensEstimated = settled.estimated;
-      draft.cost = costOf(answerPrice(adapter.name, price, facts.model), draft.usage);
-      service["x-service-cost"] = formatUsd(draft.cost.totalCost);
-      let outBody = raw;
-      if (status < 300 && json !== undefined) {
-        const outbound = outboundPhase(draft, agent, state, completionText);
-        service["x-service-policies"] = String(draft.evaluations.length);
-        if (outbound.block) {
-          // The provider was paid: the refusal carries the cost, and the budget is charged.
-          settleBudget();
-          responded = true;
-          draft.completion = completionText;
-          return refuse(new ProxyRefusal(403, "policy_violation", `response blocked by policy "${outbound.block.name}"`, { policy_id: outbound.block.id, trace_id: traceId }), "");
-        }
-        if (outbound.redactors.length > 0) outBody = Buffer.from(JSON.stringify(redactCompletion(adapter, json, outbound.redactors, agent.piiDetection, { text: completionText, pii: agent.piiDetection ? draft.completionPii : null })), "utf8");
-      }
-      outHeaders["content-length"] = String(outBody.length);
-      service["x-service-overhead-ms"] = ms(performance.now() - t0 - draft.timing.providerMs);
-      responded = true;
-      if (!clientGone) {
-        res.writeHead(status, addServiceHeaders(outHeaders, service));
-        res.end(outBody);
-      } else {
+      const tHeaders = performance.now();
+      const status = upstream.statusCode;
+      draft.httpStatus = status;
+      if (status >= 400) {
         draft.status = "error";
-        draft.errorCode = "client_closed";
+        draft.errorCode = `upstream_${status}`;
       }
-    }
-    draft.timing.totalMs = performance.now() - t0;
-    settleBudget();
+      const contentType = String(upstream.headers["content-type"] ?? "");
+      const isSse = contentType.includes("text/event-stream");
+      const encoding = decodableEncoding(upstream.headers["content-encoding"]);
+      const outHeaders = downstreamResponseHeaders(upstream.headers, encoding !== undefined);
+      let completionText = "";
+      let finishReason: string | undefined;
 
-    // 9. After the answer: completion PII of a stream (stored traces never keep PII in clear), quality scores, the trace.
-    // With the response gate on, the answer's last bytes are held until this trace is spooled: it runs at
-    // once (a turn of the event loop in between would only hold them longer). Without the gate, on the
-    // next turn, after the answer has been written.
-    const afterAnswer = () => {
-      const tq = performance.now();
-      try {
-        if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") draft.completionPii = detectPii(completionText);
-        draft.completion = completionText;
-        draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status });
-      } catch (e) {
-        deps.onError(e, "proxy.after_answer");
+      if (status < 300 && (isSse || target.stream)) {
+        // 8a. Stream: headers leave at once with the input cost known now; every chunk is written as it
+        // arrives; the final cost goes in an HTTP trailer and the trace.
+        draft.streamed = true;
+        // The input cost known now: exact when the prompt was counted already, else estimated at 4
+        // characters per token (a tokenizer pass here would delay the first byte); the trailer and the
+        // trace have the provider's figures.
+        service["x-service-cost"] = formatUsd(inputCost(price, promptTokenCount >= 0 ? promptTokenCount : Math.ceil(prompt.length / 4)));
+        service["x-service-overhead-ms"] = ms(tUp - t0 + (performance.now() - tHeaders));
+        outHeaders.trailer = "X-Service-Cost";
+        // Every applicable outbound policy is evaluated when the stream ends (policy/stream): counted now.
+        service["x-service-policies"] = String(draft.evaluations.length + applicablePolicies(state.orderedPolicies, agent, "outbound").length);
+        if (isSse && outHeaders["x-accel-buffering"] === undefined) outHeaders["x-accel-buffering"] = "no"; // nginx in front must not buffer
+        res.writeHead(status, addServiceHeaders(outHeaders, service));
+        res.flushHeaders();
+        const observer = adapter.streamObserver();
+        const relay = await relayStream({
+          res,
+          body: encoding ? decodeStream(upstream.body, encoding) : upstream.body,
+          observer,
+          governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType }),
+          sse: isSse,
+          keepAlive: isSse ? (adapter.name === "google" ? keepAliveCrlf : keepAliveLf) : undefined,
+          clientGone: () => clientGone,
+          abortUpstream: () => abort.emit("abort"),
+        });
+        const facts = observer.end();
+        draft.timing.providerMs = spans.provider = performance.now() - tUp;
+        completionText = facts.completionText;
+        finishReason = facts.finishReason;
+        draft.toolCalls = facts.toolCalls;
+        const settled = settleUsage(facts, promptTokens, status);
+        draft.usage = settled.usage;
+        draft.tokensEstimated = settled.estimated;
+        draft.cost = costOf(answerPrice(adapter.name, price, facts.model), draft.usage);
+        if (clientGone) {
+          draft.status = "error";
+          draft.errorCode = "client_closed";
+        } else if (relay.upstreamError !== undefined && !relay.stopped) {
+          draft.status = "error";
+          draft.errorCode = isAbort(relay.upstreamError) ? "client_closed" : upstreamFailure(relay.upstreamError, adapter.name).code;
+        } else if (facts.errorMessage !== undefined && draft.status === "success") {
+          draft.status = "error"; // the provider's own mid-stream error event
+          draft.errorCode = "upstream_stream_error";
+        }
+        responded = true;
+        if (!clientGone) {
+          if (relay.upstreamError !== undefined && !relay.stopped) {
+            // The provider's stream broke: end with its native error event when that cannot split an event, else cut.
+            if (!relay.atBoundary) {
+              res.destroy();
+            } else {
+              if (isSse) res.write(adapter.errorEvent(`${adapter.name} stream interrupted`, draft.errorCode, { status: 502, details: { trace_id: traceId } }));
+              res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
+              res.end();
+            }
+          } else {
+            res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
+            res.end();
+          }
+        }
+      } else {
+        // 8b. JSON (and every provider error, passed through unchanged): read whole, parse once, outbound policies.
+        let raw: Buffer;
+        try {
+          raw = Buffer.from(await upstream.body.arrayBuffer());
+          if (encoding) raw = decodeSync(raw, encoding);
+        } catch (e) {
+          draft.timing.providerMs = spans.provider = performance.now() - tUp;
+          draft.status = "error";
+          settleBudget();
+          if (clientGone || isAbort(e)) {
+            draft.errorCode = "client_closed";
+            draft.httpStatus = CLIENT_CLOSED;
+            draft.timing.totalMs = performance.now() - t0;
+            emit();
+            return;
+          }
+          const failure = upstreamFailure(e, adapter.name);
+          draft.errorCode = failure.code;
+          draft.httpStatus = failure.status;
+          draft.timing.totalMs = performance.now() - t0;
+          service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
+          responded = true;
+          sendJsonError(res, failure, requestId, service);
+          emit();
+          return;
+        }
+        draft.timing.providerMs = spans.provider = performance.now() - tUp;
+        let json: unknown;
+        try {
+          json = raw.length > 0 ? JSON.parse(raw.toString("utf8")) : undefined;
+        } catch {
+          json = undefined;
+        }
+        const facts: ResponseFacts = json === undefined ? { completionText: "", toolCalls: [] } : adapter.parseResponse(json);
+        completionText = facts.completionText;
+        finishReason = facts.finishReason;
+        draft.toolCalls = facts.toolCalls;
+        const settled = settleUsage(facts, promptTokens, status);
+        draft.usage = settled.usage;
+        draft.tokensEstimated = settled.estimated;
+        draft.cost = costOf(answerPrice(adapter.name, price, facts.model), draft.usage);
+        service["x-service-cost"] = formatUsd(draft.cost.totalCost);
+        let outBody = raw;
+        if (status < 300 && json !== undefined) {
+          const outbound = outboundPhase(draft, agent, state, completionText);
+          service["x-service-policies"] = String(draft.evaluations.length);
+          if (outbound.block) {
+            // The provider was paid: the refusal carries the cost, and the budget is charged.
+            settleBudget();
+            responded = true;
+            draft.completion = completionText;
+            return refuse(new ProxyRefusal(403, "policy_violation", `response blocked by policy "${outbound.block.name}"`, { policy_id: outbound.block.id, trace_id: traceId }), "");
+          }
+          if (outbound.redactors.length > 0) outBody = Buffer.from(JSON.stringify(redactCompletion(adapter, json, outbound.redactors, agent.piiDetection, { text: completionText, pii: agent.piiDetection ? draft.completionPii : null })), "utf8");
+        }
+        outHeaders["content-length"] = String(outBody.length);
+        service["x-service-overhead-ms"] = ms(performance.now() - t0 - draft.timing.providerMs);
+        responded = true;
+        if (!clientGone) {
+          res.writeHead(status, addServiceHeaders(outHeaders, service));
+          res.end(outBody);
+        } else {
+          draft.status = "error";
+          draft.errorCode = "client_closed";
+        }
       }
-      spans.quality_score = performance.now() - tq;
+      draft.timing.totalMs = performance.now() - t0;
+      settleBudget();
+
+      // 9. After the answer: completion PII of a stream (stored traces never keep PII in clear), quality scores, the trace.
+      // With the response gate on, the answer's last bytes are held until this trace is spooled: it runs at
+      // once (a turn of the event loop in between would only hold them longer). Without the gate, on the
+      // next turn, after the answer has been written.
+      const afterAnswer = () => {
+        const tq = performance.now();
+        try {
+          if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") draft.completionPii = detectPii(completionText);
+          draft.completion = completionText;
+          draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status });
+        } catch (e) {
+          deps.onError(e, "proxy.after_answer");
+        }
+        spans.quality_score = performance.now() - tq;
+        emit();
+      };
+      if (deps.answersWaitForTraces) afterAnswer();
+      else setImmediate(afterAnswer);
+    } catch (e) {
+      // A fault of our own between admission and the trace (a bug, not a provider or client failure):
+      // the caller still gets an answer (500, or a cut connection once the answer had started), the
+      // reservation is settled, and the request still leaves its trace.
+      deps.onError(e, "proxy.internal");
+      draft.status = "error";
+      draft.errorCode = "internal_error";
+      if (!res.headersSent) {
+        draft.httpStatus = 500;
+        responded = true;
+        sendJsonError(res, new ProxyRefusal(500, "internal_error", "internal error"), requestId, service);
+      } else if (!res.writableEnded) {
+        res.destroy();
+      }
+      draft.timing.totalMs = performance.now() - t0;
+      settleBudget();
       emit();
-    };
-    if (deps.answersWaitForTraces) afterAnswer();
-    else setImmediate(afterAnswer);
+    }
   };
 }
