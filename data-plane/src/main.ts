@@ -13,7 +13,7 @@ import { loadSnapshot } from "./sync/snapshot-file.js";
 import { SyncClient } from "./sync/client.js";
 import type { TraceQueue } from "./trace/queue.js";
 import { DurableSpool } from "./trace/spool.js";
-import { ResponseGate } from "./trace/response-gate.js";
+import { GatedServerResponse, ResponseGate } from "./trace/response-gate.js";
 import { TraceShipper } from "./trace/shipper.js";
 import { renderMetrics, readiness } from "./sidecar-status.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
@@ -118,7 +118,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
 
   const status = () => readiness(state, sync.stats(), queue.stats(), shipper.stats(), gate.stats(), budget.stats());
   // ops.listener serves /metrics (prom-client registry + renderMetrics), fails /readyz while draining, meters requests.
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, ops.listener((req, res) => {
+  const server: Server = createServer({ keepAliveTimeout: 65_000, ServerResponse: GatedServerResponse }, ops.listener((req, res: GatedServerResponse) => {
     const url = req.url ?? "/";
     if (url === "/healthz") {
       res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');

@@ -3,7 +3,7 @@
 //   asks clients to close keep-alive connections while draining, and counts requests in flight;
 // - traced(emit): records each trace's metrics, its OpenTelemetry span (when enabled) and a debug line;
 // - startDraining()/settled()/close(): graceful shutdown.
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { ServerResponse, type IncomingMessage } from "node:http";
 import { performance } from "node:perf_hooks";
 import { Counter, Gauge } from "prom-client";
 import type { Logger } from "pino";
@@ -22,13 +22,12 @@ export interface SidecarOpsOptions {
   logSensitive?: boolean;
 }
 
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface SidecarOps {
   metrics: SidecarMetrics;
   otlp: OtlpExporter | undefined;
   readonly draining: boolean;
-  listener(inner: Listener): Listener;
+  listener<Res extends ServerResponse>(inner: (req: IncomingMessage, res: Res) => void): (req: IncomingMessage, res: Res) => void;
   traced<T extends SpanSource & Parameters<typeof observeTrace>[1] & { prompt?: string; completion?: string }, A extends unknown[], R>(emit: (t: T, ...rest: A) => R): (t: T, ...rest: A) => R;
   startDraining(): void;
   /** Resolves true once no request is in flight (and their traces were emitted), false at the deadline. */
@@ -61,7 +60,8 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
   let draining = false;
   let inFlight = 0;
   let idle: (() => void)[] = [];
-  const parents = new Map<string, { traceId: string; parentSpanId: string }>();
+  /** The caller's W3C trace context per proxied response (OTLP): the span of its trace is its child. */
+  const parents = new WeakMap<ServerResponse, { traceId: string; parentSpanId: string }>();
   const extra = (): string => {
     try {
       return o.extraMetrics ? `\n${o.extraMetrics()}` : "";
@@ -112,20 +112,10 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
           return;
         }
         if (otlp && route === "proxy") {
+          // Kept beside the response (not by patching its methods: per-instance methods cost the whole
+          // process in GC; see trace/response-gate.ts) until its trace is emitted.
           const parent = parseTraceparent(firstHeader(req.headers.traceparent));
-          if (parent) {
-            // The trace id is only known when the handler writes its headers.
-            const writeHead = res.writeHead;
-            res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-              const headers = args.find((a) => typeof a === "object" && a !== null && !Array.isArray(a)) as Record<string, unknown> | undefined;
-              const id = headers?.["x-service-trace-id"] ?? res.getHeader("x-service-trace-id");
-              if (typeof id === "string") {
-                if (parents.size > 10_000) parents.clear();
-                parents.set(id, parent);
-              }
-              return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-            } as ServerResponse["writeHead"];
-          }
+          if (parent) parents.set(res, parent);
         }
         inner(req, res);
       };
@@ -138,9 +128,8 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
         try {
           observeTrace(metrics, t);
           if (otlp) {
-            const parent = parents.get(t.id);
-            if (parent) parents.delete(t.id);
-            otlp.add(spanFromTrace(t, parent));
+            const res = rest[0];
+            otlp.add(spanFromTrace(t, res instanceof ServerResponse ? parents.get(res) : undefined));
           }
           // Checked first: the log object is not built (per trace) when debug is off.
           if (o.log.isLevelEnabled("debug")) o.log.debug(

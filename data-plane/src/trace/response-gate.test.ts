@@ -3,7 +3,7 @@
 // without a trace, and one whose commit takes too long, complete anyway.
 import test from "ava";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { ResponseGate } from "./response-gate.js";
+import { GatedServerResponse, ResponseGate } from "./response-gate.js";
 
 function deferred() {
   let resolve!: () => void;
@@ -12,7 +12,7 @@ function deferred() {
 }
 
 async function serve(gate: ResponseGate, handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>) {
-  const server = createServer((req, res) => void gate.run(res, () => handler(req, res)));
+  const server = createServer({ ServerResponse: GatedServerResponse }, (req, res) => void gate.run(res, () => handler(req, res)));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const addr = server.address();
   const url = `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}`;
