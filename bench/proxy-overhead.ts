@@ -499,10 +499,18 @@ function procCpuMs(pid: number | undefined): number {
   }
 }
 
-/** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/). */
+/** The V8 flags the sidecar image's entry point gives node (deploy/docker/sidecar.Dockerfile), so the benchmark runs the sidecar as shipped. */
+function sidecarImageNodeFlags(): string[] {
+  const line = readFileSync(join(REPO, "deploy/docker/sidecar.Dockerfile"), "utf8").split("\n").find((l) => l.startsWith("ENTRYPOINT "));
+  const args = line ? (JSON.parse(line.slice("ENTRYPOINT ".length)) as string[]) : [];
+  return args.slice(1, Math.max(1, args.indexOf("--import"))).filter((a) => a.startsWith("--") && a !== "--import");
+}
+
+/** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/), with the image's node flags. */
 function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = []): Child {
   const loader = role === "sidecar" ? "./bin/typescript/register.js" : "tsx";
-  return new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: ["--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  const flags = role === "sidecar" ? sidecarImageNodeFlags() : [];
+  return new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: [...flags, "--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
 }
 
 /** A stub control plane: Sync sends one snapshot (then heartbeats); Ingest acknowledges every batch. */
@@ -658,7 +666,7 @@ async function main(): Promise<void> {
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
       const selfReported = o.overheadHeader.filter(Number.isFinite).sort((x, y) => x - y);
-      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}peak RSS ${(after.maxRss / 1048576).toFixed(0)} MiB; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
       continue;
