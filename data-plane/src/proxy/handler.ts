@@ -242,20 +242,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       });
       const endpoint = endpoints.get(adapter.name)!;
       const tUp = performance.now();
-      let upstream: Dispatcher.ResponseData;
-      try {
-        const pending = deps.dispatcher.request({
-          origin: endpoint.origin,
-          path: endpoint.prefix + target.path,
-          method: "POST",
-          headers: upstreamRequestHeaders(req.headers, forwardBody.length),
-          body: forwardBody,
-          signal: abort,
-          headersTimeout: deps.upstreamTimeoutMs,
-          bodyTimeout: deps.upstreamTimeoutMs,
-        });
-        upstream = await pending;
-      } catch (e) {
+      /** The provider could not be reached or its answer could not be read: 502/504, or client_closed. */
+      const upstreamFailed = (e: unknown): void => {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         draft.status = "error";
         settleBudget();
@@ -274,7 +262,22 @@ export function createProxyHandler(deps: ProxyDeps) {
         responded = true;
         sendJsonError(res, failure, requestId, service);
         emit();
-        return;
+      };
+      let upstream: Dispatcher.ResponseData;
+      try {
+        const pending = deps.dispatcher.request({
+          origin: endpoint.origin,
+          path: endpoint.prefix + target.path,
+          method: "POST",
+          headers: upstreamRequestHeaders(req.headers, forwardBody.length),
+          body: forwardBody,
+          signal: abort,
+          headersTimeout: deps.upstreamTimeoutMs,
+          bodyTimeout: deps.upstreamTimeoutMs,
+        });
+        upstream = await pending;
+      } catch (e) {
+        return upstreamFailed(e);
       }
       const tHeaders = performance.now();
       const status = upstream.statusCode;
@@ -358,25 +361,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           raw = Buffer.from(await upstream.body.arrayBuffer());
           if (encoding) raw = decodeSync(raw, encoding);
         } catch (e) {
-          draft.timing.providerMs = spans.provider = performance.now() - tUp;
-          draft.status = "error";
-          settleBudget();
-          if (clientGone || isAbort(e)) {
-            draft.errorCode = "client_closed";
-            draft.httpStatus = CLIENT_CLOSED;
-            draft.timing.totalMs = performance.now() - t0;
-            emit();
-            return;
-          }
-          const failure = upstreamFailure(e, adapter.name);
-          draft.errorCode = failure.code;
-          draft.httpStatus = failure.status;
-          draft.timing.totalMs = performance.now() - t0;
-          service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
-          responded = true;
-          sendJsonError(res, failure, requestId, service);
-          emit();
-          return;
+          return upstreamFailed(e);
         }
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         let json: unknown;
