@@ -17,7 +17,9 @@
 // (1,000,000/min), a daily budget high enough (1,000,000 USD). Prompts are 1 KB and 8 KB of English text
 // without PII, unique per request (a counter in front), in an OpenAI chat body with max_tokens 256.
 // "Added latency" = sidecar minus direct, measured in the same run with the two targets interleaved
-// (every other request when sequential; alternating 1-second phases under fixed-rate load).
+// (every other request when sequential; alternating 1-second phases under fixed-rate load). Fixed-rate
+// load is open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread, as
+// vegeta sends), and each latency counts from the request's scheduled time.
 //
 //   node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too]
 // Writes bench/results/proxy-overhead.json and bench/results/proxy-overhead.md.
@@ -25,9 +27,13 @@
 // fixed-rate phases (1 KB) and prints the sidecar's own X-Service-Overhead-Ms at that rate, its event-loop
 // delay, GC pauses by kind, time its main thread waited for a CPU, and the CPU each process used (also
 // for the bare proxy with --bare-too); BENCH_SIDECAR_EXEC_ARGV passes V8/Node flags
-// to the sidecar; BENCH_HEAP_SNAPSHOT_AT=<s> writes a heap snapshot that far into the run.
+// to the sidecar; BENCH_HEAP_SNAPSHOT_AT=<s> writes a heap snapshot that far into the run;
+// BENCH_SLOW_DUMP=<file> writes every fixed-rate request (target, phase, index, latency, the sidecar's
+// X-Service-Overhead-Ms) to find when the slow ones came. --pin (any mode) gives the sidecar the last
+// CPU to itself and the other processes the rest (taskset).
 
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
@@ -65,6 +71,8 @@ const { values: args } = parseArgs({
     "heap-profile": { type: "string" },
     /** Seconds of sidecar phases for --rate-only (default 10). */
     phases: { type: "string" },
+    /** Pin the sidecar (all its threads) to the last CPU and every other process (load generator, upstream, stub control plane, wrk) to the others. */
+    pin: { type: "boolean", default: false },
   },
 });
 const QUICK = args.quick === true;
@@ -336,7 +344,42 @@ interface Targets {
   headers: Record<string, string>;
 }
 
+/**
+ * The open loop's clock: a thread that sleeps until each send time (Atomics.wait takes fractional
+ * milliseconds; libuv timers only whole ones) and tells the load generator's event loop to send.
+ * Sleeping, it costs no CPU; the message wakes the event loop within tens of µs, and that lateness is
+ * part of every measured latency (they count from the scheduled time), for both targets alike.
+ */
+function startPacer(): { run(startAbsMs: number, intervalMs: number, count: number, send: (k: number) => void): Promise<void> } {
+  const worker = new Worker(
+    `const { parentPort } = require("node:worker_threads");
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    parentPort.on("message", ({ startAbsMs, intervalMs, count }) => {
+      for (let k = 0; k < count; k++) {
+        const wait = startAbsMs + k * intervalMs - (performance.timeOrigin + performance.now());
+        if (wait > 0) Atomics.wait(cell, 0, 0, wait);
+        parentPort.postMessage(k);
+      }
+    });`,
+    { eval: true },
+  );
+  worker.unref();
+  let onTick: ((k: number) => void) | undefined;
+  worker.on("message", (k: number) => onTick?.(k));
+  return {
+    run: (startAbsMs, intervalMs, count, send) =>
+      new Promise<void>((resolve) => {
+        onTick = (k) => {
+          send(k);
+          if (k === count - 1) resolve();
+        };
+        worker.postMessage({ startAbsMs, intervalMs, count });
+      }),
+  };
+}
+
 function runLoadgen(): void {
+  const pacer = startPacer();
   const t = JSON.parse(process.env.BENCH_TARGETS ?? "{}") as Targets;
   const pools = {
     direct: new Pool(t.direct, { connections: 512, keepAliveTimeout: 60_000 }),
@@ -386,40 +429,41 @@ function runLoadgen(): void {
     return out;
   }
 
-  /** Open loop: `rps` requests per second, alternating 1-second phases direct/sidecar; latency from each request's scheduled time. */
+  /**
+   * Open loop: `rps` requests per second, alternating 1-second phases direct/sidecar; latency from each
+   * request's scheduled time. The send times come from a pacer thread (below), one request every
+   * 1000/rps ms as vegeta sends them: a setTimeout loop ticks every ~1.1 ms here, so it sent about a
+   * quarter of the requests in pairs and measured the second of each pair queueing behind the first.
+   */
   async function openLoop(size: number, rps: number, phases: number) {
     const out = { direct: [] as number[], sidecar: [] as number[], overheadHeader: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0 }, lateSends: 0 };
     const pending = new Set<Promise<void>>();
+    const intervalMs = 1000 / rps;
+    const slowDump: string[] = [];
     for (let phase = 0; phase < phases * 2; phase++) {
       const which: Which = phase % 2 === 0 ? "direct" : "sidecar";
-      const start = performance.now();
-      let sent = 0;
-      const total = rps; // one second
-      while (sent < total) {
-        const now = performance.now();
-        const due = Math.min(total, Math.floor(((now - start) * rps) / 1000) + 1);
-        while (sent < due) {
-          const scheduled = start + (sent * 1000) / rps;
-          if (now - scheduled > 5) out.lateSends++;
-          sent++;
-          out.sent[which]++;
-          const p = call(which, size, false).then(
-            (r) => {
-              if (!r.ok) out.errors++;
-              out[which].push(performance.now() - scheduled);
-              if (which === "sidecar") out.overheadHeader.push(r.overhead);
-            },
-            () => {
-              out.errors++;
-            },
-          );
-          pending.add(p);
-          void p.finally(() => pending.delete(p));
-        }
-        await new Promise((r) => setTimeout(r, 1));
-      }
+      const start = performance.now() + 2;
+      await pacer.run(performance.timeOrigin + start, intervalMs, rps, (k) => {
+        const scheduled = start + k * intervalMs;
+        if (performance.now() - scheduled > 5) out.lateSends++;
+        out.sent[which]++;
+        const p = call(which, size, false).then(
+          (r) => {
+            if (!r.ok) out.errors++;
+            out[which].push(performance.now() - scheduled);
+            if (which === "sidecar") out.overheadHeader.push(r.overhead);
+            if (process.env.BENCH_SLOW_DUMP) slowDump.push(`${which} ${phase} ${k} ${(performance.now() - scheduled).toFixed(3)} ${r.overhead}`);
+          },
+          () => {
+            out.errors++;
+          },
+        );
+        pending.add(p);
+        void p.finally(() => pending.delete(p));
+      });
       await Promise.all(pending); // the next phase starts once this one's requests are answered
     }
+    if (process.env.BENCH_SLOW_DUMP) writeFileSync(process.env.BENCH_SLOW_DUMP, slowDump.join("\n"));
     return out;
   }
 
@@ -506,11 +550,25 @@ function sidecarImageNodeFlags(): string[] {
   return args.slice(1, Math.max(1, args.indexOf("--import"))).filter((a) => a.startsWith("--") && a !== "--import");
 }
 
+/** --pin: the sidecar gets the last CPU to itself; the load generator, the upstream, the stub control plane and wrk share the others. */
+const PIN = args.pin === true;
+const SIDECAR_CPU = String(os.cpus().length - 1);
+const OTHER_CPUS = os.cpus().length > 1 ? `0-${os.cpus().length - 2}` : "0";
+/** Sets the CPU affinity of every thread of `pid` (taskset -a), when --pin is on. */
+function pinProcess(pid: number | undefined, cpus: string): void {
+  if (!PIN || pid === undefined) return;
+  const r = spawnSync("taskset", ["-a", "-cp", cpus, String(pid)], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`--pin: taskset failed: ${r.stderr || r.error?.message}`);
+}
+
 /** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/), with the image's node flags. */
 function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = []): Child {
   const loader = role === "sidecar" ? "./bin/typescript/register.js" : "tsx";
   const flags = role === "sidecar" ? sidecarImageNodeFlags() : [];
-  return new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: [...flags, "--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  const child = new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: [...flags, "--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  // Threads the child starts later (the spool's, libuv's pool) inherit the affinity of the thread that starts them.
+  pinProcess(child.proc.pid, role === "sidecar" || role === "bare" ? SIDECAR_CPU : OTHER_CPUS);
+  return child;
 }
 
 /** A stub control plane: Sync sends one snapshot (then heartbeats); Ingest acknowledges every batch. */
@@ -592,6 +650,7 @@ interface SidecarStats {
 }
 
 async function main(): Promise<void> {
+  pinProcess(process.pid, OTHER_CPUS); // the stub control plane
   const { generateApiKey } = await import("../control-plane/src/domain/api-keys.js");
   const key = generateApiKey("ingest");
   const cp = await startStubControlPlane(key);
@@ -876,7 +935,7 @@ async function closedLoopRun(
   );
   const url = which === "sidecar" ? `${t.sidecarUrl}/v1/proxy/openai/v1/chat/completions` : `${t.upstreamUrl}/v1/chat/completions`;
   const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn("wrk", ["-t1", `-c${concurrency}`, `-d${Math.round(ms / 1000)}s`, "--latency", "-s", script, url], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(PIN ? "taskset" : "wrk", [...(PIN ? ["-c", OTHER_CPUS, "wrk"] : []), "-t1", `-c${concurrency}`, `-d${Math.round(ms / 1000)}s`, "--latency", "-s", script, url], { stdio: ["ignore", "pipe", "inherit"] });
     let text = "";
     p.stdout.on("data", (c: Buffer) => (text += c.toString()));
     p.on("error", reject);
@@ -940,7 +999,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
   lines.push(`Date: ${report.date}  `);
   lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node} (shared with other work; load average at the end ${m.loadAverageAtEnd})${report.quick ? "  \n**Quick run** (fewer samples)." : ""}`, "");
   lines.push(
-    "Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process), the load generator in a third process (undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). All times in ms.",
+    `Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process), the load generator in a third process (undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). Fixed rate = open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread as vegeta does), latency counted from each request's scheduled time. All times in ms.${PIN ? " --pin: the sidecar ran alone on the last CPU, everything else on the others." : ""}`,
     "",
   );
   lines.push(

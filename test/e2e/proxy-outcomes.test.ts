@@ -248,6 +248,22 @@ test.serial("a provider that does not answer within UPSTREAM_TIMEOUT_MS is 504 u
   }
 });
 
+test.serial("a provider that drops the connection in the middle of a JSON answer is 502 upstream_unavailable, traced as error", async (t) => {
+  ctl.handle(async (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": "400" });
+    await write(res, '{"id":"chatcmpl-1","object":"chat.completion",');
+    res.socket?.destroy();
+  });
+  const res = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: CHAT });
+  t.is(res.status, 502);
+  t.is(errorOf(res).code, "upstream_unavailable");
+  serviceHeadersPresent(t, res, "502 mid-body");
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.is(trace.status, "error");
+  t.is(trace.httpStatus, 502);
+  t.is(trace.errorCode, "upstream_unavailable");
+});
+
 test.serial("provider 4xx/5xx answers are passed through unchanged (status, body bytes, headers), traced as error", async (t) => {
   for (const status of [400, 401, 403, 404, 413, 422, 429, 500, 503, 529]) {
     const body = Buffer.from(`{\n  "error": {"message": "scripted failure ${status} \\u00e9", "type": "x", "code": ${status}}\n}\n`);

@@ -27,7 +27,7 @@ import { admit, firstHeader, type Admission } from "./admission.js";
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { outboundPhase, policiesNeedInputTokens, redactCompletion, redactPrompt } from "./governance.js";
-import { isAbort, upstreamEndpoints, upstreamFailure } from "./upstream.js";
+import { isAbort, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
@@ -358,7 +358,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         // 8b. JSON (and every provider error, passed through unchanged): read whole, parse once, outbound policies.
         let raw: Buffer;
         try {
-          raw = Buffer.from(await upstream.body.arrayBuffer());
+          raw = await readUpstreamBody(upstream.body);
           if (encoding) raw = decodeSync(raw, encoding);
         } catch (e) {
           return upstreamFailed(e);

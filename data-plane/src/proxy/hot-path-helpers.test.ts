@@ -1,11 +1,13 @@
 // Unit tests of the proxy's small helpers: SSE boundary tracking, hop-by-hop header rules, URL split,
-// USD formatting, budget-reservation inputs.
+// USD formatting, budget-reservation inputs, reading a provider's answer.
+import { PassThrough } from "node:stream";
 import test from "ava";
 import { SseBoundary } from "./sse-boundary.js";
 import { addServiceHeaders, downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.js";
 import { parseProxyUrl } from "./route.js";
 import { formatUsd } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
+import { readUpstreamBody } from "./upstream.js";
 
 function boundaryAfter(...chunks: string[]): boolean {
   const b = new SseBoundary();
@@ -113,4 +115,31 @@ test("budget reservation inputs: max output tokens in each native field, UTC day
   t.is(utcDay(ms + 30_000), "2026-11-22");
   t.is(utcDay(ms), "2026-11-21");
   t.is(secondsToUtcMidnight(ms), 30);
+});
+
+test("readUpstreamBody: one chunk is returned as is (no copy), several are joined; an error or an early close rejects", async (t) => {
+  const one = new PassThrough();
+  const chunk = Buffer.from('{"id":"x"}');
+  const read1 = readUpstreamBody(one);
+  one.end(chunk);
+  t.is(await read1, chunk);
+
+  const many = new PassThrough();
+  const read2 = readUpstreamBody(many);
+  many.write("ab");
+  many.write("cd");
+  many.end("ef");
+  t.is((await read2).toString(), "abcdef");
+
+  const failing = new PassThrough();
+  const read3 = readUpstreamBody(failing);
+  failing.write("ab");
+  failing.destroy(Object.assign(new Error("body timeout"), { code: "UND_ERR_BODY_TIMEOUT" }));
+  t.is((await t.throwsAsync(read3) as Error & { code: string }).code, "UND_ERR_BODY_TIMEOUT");
+
+  const cut = new PassThrough();
+  const read4 = readUpstreamBody(cut);
+  cut.write("ab");
+  cut.destroy();
+  t.is((await t.throwsAsync(read4) as Error & { code: string }).code, "UND_ERR_SOCKET");
 });

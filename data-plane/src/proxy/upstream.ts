@@ -1,5 +1,6 @@
 // Where each provider is reached (origin and path prefix from PROVIDER_*_URL, computed once at start)
 // and how a failed upstream call becomes an answer: 504 upstream_timeout or 502 upstream_unavailable.
+import type { Readable } from "node:stream";
 import { ProxyRefusal } from "./outcomes.js";
 
 export interface UpstreamEndpoint {
@@ -42,4 +43,33 @@ export function upstreamFailure(e: unknown, provider: string): ProxyRefusal {
   }
   const detail = e instanceof Error ? e.message : String(e);
   return new ProxyRefusal(502, "upstream_unavailable", `${provider} is unreachable: ${code ? `${code}: ` : ""}${detail}`);
+}
+
+/**
+ * The whole body of a provider's answer as one Buffer. A body that arrives in one chunk (the usual
+ * JSON answer) is that chunk itself, a view of the socket's read: undici's `arrayBuffer()` would copy
+ * it into a new ArrayBuffer, and every ArrayBuffer is one more the young-generation GC sweeps.
+ * Rejects with the body's error (undici's body timeout, an abort) or when it closes before its end.
+ */
+export function readUpstreamBody(body: Readable): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    body.on("data", (c: Buffer) => {
+      chunks.push(c);
+      size += c.length;
+    });
+    body.once("end", () => {
+      done = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    body.once("error", (e) => {
+      done = true;
+      reject(e);
+    });
+    body.once("close", () => {
+      if (!done) reject(Object.assign(new Error("the provider's answer ended before its body was complete"), { code: "UND_ERR_SOCKET" }));
+    });
+  });
 }
