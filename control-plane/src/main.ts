@@ -72,7 +72,16 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
     apiKey: config.BOOTSTRAP_API_KEY,
   });
 
-  const hub = new SyncHub(databaseUrl, (e) => log.warn({ err: e }, "sync listener error"));
+  let stopped = false;
+  const hub = new SyncHub(databaseUrl, (e) => {
+    // Postgres stopping (57P01 admin_shutdown, 57P03 cannot_connect_now) is news, not a fault: the
+    // listener reconnects once it is back. Under `npm start` the terminal's Ctrl-C reaches the embedded
+    // Postgres too, which ends its connections while the servers drain; once stopping, it is expected.
+    const code = (e as { code?: unknown } | undefined)?.code;
+    if (stopped) log.debug({ err: e }, "sync listener error while stopping");
+    else if (code === "57P01" || code === "57P03") log.info({ code }, "sync listener: postgres is shutting down; reconnecting when it is back");
+    else log.warn({ err: e }, "sync listener error");
+  });
   await hub.start();
   const ops = createControlPlaneOps();
   const writer = new IngestWriter(traces, meterStoredTraces(ops.metrics, makeAfterInsert(db, traces, (t) => hub.bump(t))), { log });
@@ -99,7 +108,6 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   rollups.start();
 
   log.info({ rest: restPort, grpc: grpc.port }, "control plane listening");
-  let stopped = false;
   return {
     restUrl: `http://${config.HOST}:${restPort}`,
     grpcUrl: `http://${config.HOST}:${grpc.port}`,
