@@ -29,7 +29,8 @@
 // for the bare proxy with --bare-too); BENCH_SIDECAR_EXEC_ARGV passes V8/Node flags
 // to the sidecar; BENCH_HEAP_SNAPSHOT_AT=<s> writes a heap snapshot that far into the run;
 // BENCH_SLOW_DUMP=<file> writes every fixed-rate request (target, phase, index, latency, the sidecar's
-// X-Service-Overhead-Ms) to find when the slow ones came. --pin (any mode) gives the sidecar the last
+// X-Service-Overhead-Ms, scheduled time in epoch ms) to find when the slow ones came, and
+// BENCH_GC_DUMP=<file> the sidecar's GC pauses (epoch ms, duration) to set beside them. --pin (any mode) gives the sidecar the last
 // CPU to itself and the other processes the rest (taskset).
 
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -37,7 +38,7 @@ import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import http2 from "node:http2";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
@@ -212,6 +213,7 @@ function processProbe(extraStats: () => Record<string, unknown>): (m: Msg) => bo
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gcPauses.push(e.duration);
+      if (process.env.BENCH_GC_DUMP) appendFileSync(process.env.BENCH_GC_DUMP, `${(performance.timeOrigin + e.startTime).toFixed(2)} ${e.duration.toFixed(3)}\n`);
       const kind = kindName[(e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? "other";
       const k = (gcKinds[kind] ??= { n: 0, ms: 0, maxMs: 0 });
       k.n++;
@@ -452,7 +454,7 @@ function runLoadgen(): void {
             if (!r.ok) out.errors++;
             out[which].push(performance.now() - scheduled);
             if (which === "sidecar") out.overheadHeader.push(r.overhead);
-            if (process.env.BENCH_SLOW_DUMP) slowDump.push(`${which} ${phase} ${k} ${(performance.now() - scheduled).toFixed(3)} ${r.overhead}`);
+            if (process.env.BENCH_SLOW_DUMP) slowDump.push(`${which} ${phase} ${k} ${(performance.now() - scheduled).toFixed(3)} ${r.overhead} ${(performance.timeOrigin + scheduled).toFixed(2)}`);
           },
           () => {
             out.errors++;
