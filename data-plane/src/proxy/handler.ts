@@ -24,6 +24,7 @@ import { addServiceHeaders, downstreamResponseHeaders, upstreamRequestHeaders } 
 import { parseProxyUrl } from "./route.js";
 import { ClientGoneError } from "./read-body.js";
 import { admit, firstHeader, type Admission } from "./admission.js";
+import type { Price } from "../pricing/index.js";
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { outboundPhase, policiesNeedInputTokens, redactCompletion, redactPrompt } from "./governance.js";
@@ -64,6 +65,15 @@ const KEEPALIVE_CRLF = Buffer.from(": keep-alive\r\n\r\n"); // Gemini frames its
 const CLIENT_CLOSED = 499;
 
 const ms = (v: number) => v.toFixed(3);
+
+/** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model. */
+function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () => number, status: number, price: Price | undefined): void {
+  draft.toolCalls = facts.toolCalls;
+  const settled = settleUsage(facts, promptTokens, status);
+  draft.usage = settled.usage;
+  draft.tokensEstimated = settled.estimated;
+  draft.cost = costOf(answerPrice(draft.provider, price, facts.model), draft.usage);
+}
 
 export function createProxyHandler(deps: ProxyDeps) {
   const endpoints = upstreamEndpoints(deps.baseUrls);
@@ -323,11 +333,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         completionText = facts.completionText;
         finishReason = facts.finishReason;
-        draft.toolCalls = facts.toolCalls;
-        const settled = settleUsage(facts, promptTokens, status);
-        draft.usage = settled.usage;
-        draft.tokensEstimated = settled.estimated;
-        draft.cost = costOf(answerPrice(adapter.name, price, facts.model), draft.usage);
+        recordAnswer(draft, facts, promptTokens, status, price);
         if (clientGone) {
           draft.status = "error";
           draft.errorCode = "client_closed";
@@ -373,11 +379,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         const facts: ResponseFacts = json === undefined ? { completionText: "", toolCalls: [] } : adapter.parseResponse(json);
         completionText = facts.completionText;
         finishReason = facts.finishReason;
-        draft.toolCalls = facts.toolCalls;
-        const settled = settleUsage(facts, promptTokens, status);
-        draft.usage = settled.usage;
-        draft.tokensEstimated = settled.estimated;
-        draft.cost = costOf(answerPrice(adapter.name, price, facts.model), draft.usage);
+        recordAnswer(draft, facts, promptTokens, status, price);
         service["x-service-cost"] = formatUsd(draft.cost.totalCost);
         let outBody = raw;
         if (status < 300 && json !== undefined) {
