@@ -36,8 +36,9 @@
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Worker } from "node:worker_threads";
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import http2 from "node:http2";
+import { LeanPool, leanUpstream, requestBytes } from "./support/lean-http.js";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -68,6 +69,8 @@ const { values: args } = parseArgs({
     "bare-too": { type: "boolean", default: false },
     /** Only the fixed-rate runs at this rate (1 KB), printed with the sidecar's event-loop delay and GC pauses, nothing written. */
     "rate-only": { type: "string" },
+    /** Prompt bytes for --rate-only (default 1024). */
+    size: { type: "string" },
     /** With --rate-only: write a sampled allocation profile (all allocations, collected or not) of the sidecar to this file. */
     "heap-profile": { type: "string" },
     /** Seconds of sidecar phases for --rate-only (default 10). */
@@ -114,7 +117,7 @@ const FILLER =
   "of each item and suggest a realistic order of work for the next six weeks, keeping the answer short and practical. ";
 
 /** An OpenAI chat body whose user message is `size` bytes of text, unique per call (counter in front). */
-function chatBody(size: number, n: number, stream: boolean): Buffer {
+function chatBody(size: number, n: number | string, stream: boolean): Buffer {
   let text = `Request ${n}. `;
   while (text.length < size) text += FILLER;
   text = text.slice(0, size);
@@ -133,7 +136,17 @@ function chatBody(size: number, n: number, stream: boolean): Buffer {
 
 // ───────────────────────────── role: upstream ─────────────────────────────
 
+/** BENCH_GC_DUMP: this helper process's GC pauses too (epoch ms, duration), to `<file>.<role>`. */
+function dumpGcPauses(role: string): void {
+  const file = process.env.BENCH_GC_DUMP;
+  if (!file) return;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) appendFileSync(`${file}.${role}`, `${(performance.timeOrigin + e.startTime).toFixed(2)} ${e.duration.toFixed(3)}\n`);
+  }).observe({ entryTypes: ["gc"] });
+}
+
 function runUpstream(): void {
+  dumpGcPauses("upstream");
   const completion = "Here are the open questions, their owners and a suggested order of work for the next six weeks.";
   const json = Buffer.from(
     JSON.stringify({
@@ -155,20 +168,8 @@ function runUpstream(): void {
       `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1767225600, model: "gpt-4o-mini-2024-07-18", choices: [], usage: { prompt_tokens: 512, completion_tokens: 21, total_tokens: 533 } })}\n\n` +
       "data: [DONE]\n\n",
   );
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req: IncomingMessage, res: ServerResponse) => {
-    const parts: Buffer[] = [];
-    req.on("data", (c: Buffer) => parts.push(c));
-    req.on("end", () => {
-      const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-      if (body.includes('"stream":true')) {
-        res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-request-id": "req_upstream" });
-        res.end(sse);
-      } else {
-        res.writeHead(200, { "content-type": "application/json", "content-length": String(json.length), "x-request-id": "req_upstream" });
-        res.end(json);
-      }
-    });
-  });
+  // Plain sockets, not node:http: the upstream's CPU is CPU the sidecar may wait for (support/lean-http.ts).
+  const server = leanUpstream(json, sse);
   server.listen(0, "127.0.0.1", () => {
     const addr = server.address();
     process.send!({ type: "ready", url: `http://127.0.0.1:${typeof addr === "object" && addr ? addr.port : 0}` });
@@ -180,6 +181,40 @@ function runUpstream(): void {
 async function runSidecar(): Promise<void> {
   const { loadSidecarConfig, startSidecar } = await import("../data-plane/src/index.js");
   const env = JSON.parse(process.env.BENCH_SIDECAR_ENV ?? "{}") as Record<string, string>;
+  // BENCH_SIDECAR_TIMES=<file>: when each request reached the sidecar's handler and when its answer was
+  // handed to the kernel (epoch ms), to split a slow request's time into before, inside and after the sidecar.
+  const times: string[] = [];
+  if (process.env.BENCH_SIDECAR_TIMES) {
+    const { Server } = await import("node:http");
+    const emit = Server.prototype.emit;
+    Server.prototype.emit = function (this: InstanceType<typeof Server>, event: string, ...rest: unknown[]) {
+      if (event === "request") {
+        const at = performance.timeOrigin + performance.now();
+        const res = rest[1] as import("node:http").ServerResponse;
+        res.once("finish", () => times.push(`${at.toFixed(3)} ${(performance.timeOrigin + performance.now()).toFixed(3)}`));
+      }
+      return Reflect.apply(emit, this, [event, ...rest]) as boolean;
+    } as typeof emit;
+    setInterval(() => writeFileSync(process.env.BENCH_SIDECAR_TIMES!, times.join("\n")), 2000).unref(); // killed, not stopped
+  }
+  // BENCH_STALL_DUMP=<file>: every gap of more than 3 ms between 1 ms ticks of the sidecar's event loop,
+  // with what its main thread did meanwhile (ms on a CPU, ms runnable but waiting for one; the rest it
+  // was blocked in a system call), to tell its own work from the scheduler from the disk.
+  if (process.env.BENCH_STALL_DUMP) {
+    const file = process.env.BENCH_STALL_DUMP;
+    const sched = () => readFileSync("/proc/thread-self/schedstat", "utf8").split(" ").map(Number);
+    let last = performance.now();
+    let lastSched = sched();
+    const stalls: string[] = [];
+    setInterval(() => {
+      const now = performance.now();
+      const cur = sched();
+      if (now - last > 3) stalls.push(`${(performance.timeOrigin + last).toFixed(2)} ${(now - last).toFixed(2)} ${((cur[0]! - lastSched[0]!) / 1e6).toFixed(2)} ${((cur[1]! - lastSched[1]!) / 1e6).toFixed(2)}`);
+      last = now;
+      lastSched = cur;
+    }, 1).unref();
+    setInterval(() => writeFileSync(file, stalls.join("\n")), 2000).unref();
+  }
   const sc = await startSidecar(loadSidecarConfig({ ...process.env, ...env }));
   await sc.synced;
   const probe = processProbe(() => {
@@ -381,6 +416,7 @@ function startPacer(): { run(startAbsMs: number, intervalMs: number, count: numb
 }
 
 function runLoadgen(): void {
+  dumpGcPauses("loadgen");
   const pacer = startPacer();
   const t = JSON.parse(process.env.BENCH_TARGETS ?? "{}") as Targets;
   const pools = {
@@ -413,6 +449,48 @@ function runLoadgen(): void {
     const ms = performance.now() - t0;
     const overhead = Number(res.headers["x-service-overhead-ms"] ?? NaN);
     return { ms, headersMs, firstByteMs, overhead, ok: res.statusCode === 200 };
+  }
+
+  // The fixed-rate phases send through plain sockets (support/lean-http.ts): the load generator's
+  // CPU is CPU the sidecar may wait for on a small machine. Each body is unique: a template per
+  // target and size with a counter written into it, in letters (a run of digits would look like a
+  // phone number to the PII scan and set off the redact policy). The request buffers are reused once
+  // their answer is in: a fresh 8 KB Buffer per request made the load generator's GC pause for up
+  // to 12 ms (external memory), which both targets' latencies then carried.
+  const lean = { direct: new LeanPool(t.direct), sidecar: new LeanPool(t.sidecar) };
+  const templates = new Map<string, { bytes: Buffer; counterAt: number; free: Buffer[] }>();
+  const COUNTER_WIDTH = 7;
+  const counterWord = (n: number): string => {
+    let w = "";
+    for (let i = 0; i < COUNTER_WIDTH; i++, n = Math.floor(n / 26)) w = String.fromCharCode(97 + (n % 26)) + w;
+    return w;
+  };
+  function template(which: Which, size: number) {
+    const key = `${which} ${size}`;
+    let tpl = templates.get(key);
+    if (!tpl) {
+      const bytes = requestBytes(
+        which === "direct" ? t.direct : t.sidecar,
+        paths[which],
+        { "content-type": "application/json", authorization: "Bearer sk-bench", ...(which === "sidecar" ? t.headers : {}) },
+        chatBody(size, counterWord(0), false),
+      );
+      tpl = { bytes, counterAt: bytes.indexOf(`Request ${counterWord(0)}. `) + "Request ".length, free: [] };
+      templates.set(key, tpl);
+    }
+    return tpl;
+  }
+  async function leanCall(which: Which, size: number): Promise<{ ms: number; overhead: number; ok: boolean }> {
+    const tpl = template(which, size);
+    const request = tpl.free.pop() ?? Buffer.from(tpl.bytes);
+    request.write(counterWord(counter++), tpl.counterAt, "latin1");
+    const t0 = performance.now();
+    try {
+      const r = await lean[which].request(request);
+      return { ms: performance.now() - t0, overhead: r.overheadMs, ok: r.status === 200 };
+    } finally {
+      tpl.free.push(request); // answered (or failed): the socket holds no reference to it any more
+    }
   }
 
   async function sequential(size: number, n: number, stream: boolean) {
@@ -449,7 +527,7 @@ function runLoadgen(): void {
         const scheduled = start + k * intervalMs;
         if (performance.now() - scheduled > 5) out.lateSends++;
         out.sent[which]++;
-        const p = call(which, size, false).then(
+        const p = leanCall(which, size).then(
           (r) => {
             if (!r.ok) out.errors++;
             out[which].push(performance.now() - scheduled);
@@ -479,7 +557,7 @@ function runLoadgen(): void {
       Array.from({ length: concurrency }, async () => {
         while (performance.now() < end) {
           try {
-            const r = await call(which, size, false);
+            const r = await leanCall(which, size);
             if (!r.ok) errors++;
             lat.push(r.ms);
           } catch {
@@ -652,6 +730,8 @@ interface SidecarStats {
 }
 
 async function main(): Promise<void> {
+  hiccups = measureHiccups(5000);
+  process.stdout.write(`machine hiccups: ${hiccups}\n`);
   pinProcess(process.pid, OTHER_CPUS); // the stub control plane
   const { generateApiKey } = await import("../control-plane/src/domain/api-keys.js");
   const key = generateApiKey("ingest");
@@ -690,12 +770,13 @@ async function main(): Promise<void> {
     await loadgen.ask({ type: "sequential", size: 8192, n: QUICK ? 100 : 500, stream: true });
     if (args["rate-only"]) {
       const rps = Number(args["rate-only"]);
+      const size = Number(args.size ?? 1024);
       type Open = { direct: number[]; sidecar: number[]; overheadHeader: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
       {
         const b = await stats();
-        await loadgen.ask({ type: "sequential", size: 1024, n: 2000, stream: false });
+        await loadgen.ask({ type: "sequential", size, n: 2000, stream: false });
         const a = await stats();
-        const c = await loadgen.ask<{ lat: number[] }>({ type: "closedLoop", which: "sidecar", size: 1024, concurrency: 32, ms: 3000 });
+        const c = await loadgen.ask<{ lat: number[] }>({ type: "closedLoop", which: "sidecar", size, concurrency: 32, ms: 3000 });
         const a2 = await stats();
         const us = (x: SidecarStats, y: SidecarStats, n: number) => ((y.cpu.user + y.cpu.system - x.cpu.user - x.cpu.system) / n).toFixed(0);
         process.stdout.write(`[${variant.name}] CPU per request: sequential ${us(b, a, 2000)} µs, closed loop c=32 ${us(a, a2, c.lat.length)} µs\n`);
@@ -715,7 +796,7 @@ async function main(): Promise<void> {
       // BENCH_HEAP_SNAPSHOT_AT=<s>: a heap snapshot of the sidecar that many seconds into the run (diagnostics)
       const snapAt = Number(process.env.BENCH_HEAP_SNAPSHOT_AT ?? 0);
       if (snapAt > 0) setTimeout(() => void sidecar.ask({ type: "heap-snapshot", file: `/tmp/sidecar-${variant.name}.heapsnapshot` }), snapAt * 1000);
-      const o = await loadgen.ask<Open>({ type: "openLoop", size: 1024, rps, phases: Number(args.phases ?? 10) });
+      const o = await loadgen.ask<Open>({ type: "openLoop", size, rps, phases: Number(args.phases ?? 10) });
       const after = await stats();
       const others = [loadgen, upstream].map((c) => procCpuMs(c.proc.pid)).concat(procCpuMs(process.pid)).map((v, i) => v - othersBefore[i]!);
       process.stdout.write(`  CPU during the run (ms): loadgen ${others[0]}, upstream ${others[1]}, stub control plane ${others[2]}, sidecar ${Math.round((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / 1000)}\n`);
@@ -727,7 +808,7 @@ async function main(): Promise<void> {
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
       const selfReported = o.overheadHeader.filter(Number.isFinite).sort((x, y) => x - y);
-      process.stdout.write(`[${variant.name}] 1KB ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}peak RSS ${(after.maxRss / 1048576).toFixed(0)} MiB; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      process.stdout.write(`[${variant.name}] ${size} B ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}peak RSS ${(after.maxRss / 1048576).toFixed(0)} MiB; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       rmSync(dataDir, { recursive: true, force: true });
       continue;
@@ -967,6 +1048,25 @@ function added(direct: number[], sidecar: number[]) {
 
 const mib = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
 
+/**
+ * The machine's own hiccups, as jHiccup measures them: a thread spins reading the clock for `ms` on an
+ * otherwise idle machine, and every gap between two readings is time it was not running (the
+ * hypervisor or the kernel took its CPU). A fixed-rate p99 cannot be below what these do to requests.
+ */
+function measureHiccups(ms: number): string {
+  const gaps: number[] = [];
+  const end = performance.now() + ms;
+  let last = performance.now();
+  for (let now = last; now < end; now = performance.now()) {
+    if (now - last > 1) gaps.push(now - last);
+    last = now;
+  }
+  const over = (x: number) => gaps.filter((g) => g > x).length;
+  return `a thread spinning alone for ${ms / 1000} s lost its CPU ${gaps.length}× for over 1 ms (${over(2)}× over 2 ms, longest ${r3(Math.max(0, ...gaps))} ms)`;
+}
+/** Measured by main() before it starts anything. */
+let hiccups = "not measured";
+
 function machine(): Record<string, string | number> {
   return {
     cpu: os.cpus()[0]?.model ?? "unknown",
@@ -975,6 +1075,7 @@ function machine(): Record<string, string | number> {
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
     loadAverageAtEnd: os.loadavg().map((v) => Math.round(v * 100) / 100).join(" "),
+    hiccupsBeforeRun: hiccups,
   };
 }
 
@@ -999,7 +1100,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
   const lines: string[] = [];
   lines.push("# Proxy overhead benchmark", "");
   lines.push(`Date: ${report.date}  `);
-  lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node} (shared with other work; load average at the end ${m.loadAverageAtEnd})${report.quick ? "  \n**Quick run** (fewer samples)." : ""}`, "");
+  lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node} (shared with other work; load average at the end ${m.loadAverageAtEnd}). Hiccups before the run: ${m.hiccupsBeforeRun}${report.quick ? "  \n**Quick run** (fewer samples)." : ""}`, "");
   lines.push(
     `Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process), the load generator in a third process (undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). Fixed rate = open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread as vegeta does), latency counted from each request's scheduled time. All times in ms.${PIN ? " --pin: the sidecar ran alone on the last CPU, everything else on the others." : ""}`,
     "",

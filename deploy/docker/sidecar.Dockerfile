@@ -46,6 +46,8 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["/nodejs/bin/node", "-e", "fetch('http://127.0.0.1:'+(process.env.SIDECAR_PORT||8181)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # TypeScript through esbuild without tsx's keepNames wrappers (bin/typescript/hooks.js says why).
 # A 32 MiB young generation (semi-space; Node's default is 16): the proxy allocates ~60 KB per request,
-# almost all short-lived, so minor GCs come half as often (docs/decisions.md, "Sidecar heap"); the
-# proxy benchmark runs the sidecar with these same flags.
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=32", "--import", "./bin/typescript/register.js", "data-plane/src/serve.ts"]
+# almost all short-lived, so minor GCs come half as often. The old generation may grow to 3× what the
+# last full GC kept (--heap-growing-percent=200): with V8's own factor its headroom fell below the young
+# generation's size, and V8 then ran a full GC every ~250 ms under 8 KB prompts (pauses up to 18 ms).
+# docs/decisions.md, "Sidecar heap"; the proxy benchmark runs the sidecar with these same flags.
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=32", "--heap-growing-percent=200", "--import", "./bin/typescript/register.js", "data-plane/src/serve.ts"]
