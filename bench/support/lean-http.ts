@@ -77,6 +77,10 @@ class LeanConnection {
   }
 
   private onData(chunk: Buffer): void {
+    if (!this.pending) {
+      this.socket.destroy(new Error("response without a request"));
+      return;
+    }
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
     if (this.headerEnd < 0) {
       const end = this.buf.indexOf(CRLF2);
@@ -109,14 +113,21 @@ class LeanConnection {
   }
 }
 
-/** Keep-alive connections to one origin, one request at a time on each, opened as concurrency needs them. */
+/**
+ * Keep-alive connections to one origin, one request at a time on each, opened as concurrency needs
+ * them up to `maxConnections` (as undici's Pool `connections`); beyond that requests wait in order.
+ */
 export class LeanPool {
   private readonly idle: LeanConnection[] = [];
   private readonly all = new Set<LeanConnection>();
+  private readonly queue: { request: Buffer; resolve(r: LeanResponse): void; reject(e: Error): void }[] = [];
   private readonly host: string;
   private readonly port: number;
 
-  constructor(origin: string) {
+  constructor(
+    origin: string,
+    private readonly maxConnections = 512,
+  ) {
     const url = new URL(origin);
     this.host = url.hostname;
     this.port = Number(url.port);
@@ -126,19 +137,28 @@ export class LeanPool {
   request(request: Buffer): Promise<LeanResponse> {
     let conn = this.idle.pop();
     if (!conn) {
+      if (this.all.size >= this.maxConnections) return new Promise((resolve, reject) => this.queue.push({ request, resolve, reject }));
       conn = new LeanConnection(
         this.host,
         this.port,
-        (c) => this.idle.push(c),
+        (c) => this.released(c),
         (c) => {
           this.all.delete(c);
           const i = this.idle.indexOf(c);
           if (i >= 0) this.idle.splice(i, 1);
+          const next = this.queue.shift(); // a slot is free: the next waiting request opens a connection
+          if (next) this.request(next.request).then(next.resolve, next.reject);
         },
       );
       this.all.add(conn);
     }
     return conn.send(request);
+  }
+
+  private released(c: LeanConnection): void {
+    const next = this.queue.shift();
+    if (next) c.send(next.request).then(next.resolve, next.reject);
+    else this.idle.push(c);
   }
 
   close(): void {
