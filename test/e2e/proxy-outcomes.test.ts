@@ -57,6 +57,17 @@ function serviceHeadersPresent(t: ExecutionContext, res: RawAnswer, label: strin
   t.regex(String(res.headers["x-service-overhead-ms"]), /^\d+\.\d{3}$/, `${label}: X-Service-Overhead-Ms`);
 }
 
+/** A provider failure the sidecar answers itself: status and code in the error shape, X-Service-* headers, a trace of status error. */
+async function assertTracedFailure(t: ExecutionContext, res: RawAnswer, status: number, code: string, label: string): Promise<void> {
+  t.is(res.status, status, label);
+  t.is(errorOf(res).code, code, label);
+  serviceHeadersPresent(t, res, label);
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.is(trace.status, "error", label);
+  t.is(trace.httpStatus, status, label);
+  t.is(trace.errorCode, code, label);
+}
+
 function errorOf(res: RawAnswer): { code: string; message: string; request_id: string; policy_id?: string; trace_id?: string } {
   return (JSON.parse(res.text) as { error: { code: string; message: string; request_id: string } }).error;
 }
@@ -220,13 +231,7 @@ test.serial("policies: an inbound block is 403 policy_violation; an inbound reda
 
 test.serial("an unreachable provider is 502 upstream_unavailable, traced as error", async (t) => {
   const res = await rawCall(`${edge.url}/v1/proxy/mistral/v1/chat/completions`, { headers: { authorization: "Bearer m", ...w.serviceHeaders(agentId) }, body: { model: "mistral-small-latest", messages: [{ role: "user", content: "hi" }] } });
-  t.is(res.status, 502);
-  t.is(errorOf(res).code, "upstream_unavailable");
-  serviceHeadersPresent(t, res, "502");
-  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
-  t.is(trace.status, "error");
-  t.is(trace.httpStatus, 502);
-  t.is(trace.errorCode, "upstream_unavailable");
+  await assertTracedFailure(t, res, 502, "upstream_unavailable", "502");
 });
 
 test.serial("a provider that does not answer within UPSTREAM_TIMEOUT_MS is 504 upstream_timeout (no headers, or a body that stalls)", async (t) => {
@@ -239,12 +244,7 @@ test.serial("a provider that does not answer within UPSTREAM_TIMEOUT_MS is 504 u
       // …and nothing more
     });
     const res = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: CHAT });
-    t.is(res.status, 504, stall);
-    t.is(errorOf(res).code, "upstream_timeout");
-    serviceHeadersPresent(t, res, `504 ${stall}`);
-    const trace = await w.trace(String(res.headers["x-service-trace-id"]));
-    t.is(trace.status, "error");
-    t.is(trace.httpStatus, 504);
+    await assertTracedFailure(t, res, 504, "upstream_timeout", `504 ${stall}`);
   }
 });
 
@@ -255,13 +255,7 @@ test.serial("a provider that drops the connection in the middle of a JSON answer
     res.socket?.destroy();
   });
   const res = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: CHAT });
-  t.is(res.status, 502);
-  t.is(errorOf(res).code, "upstream_unavailable");
-  serviceHeadersPresent(t, res, "502 mid-body");
-  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
-  t.is(trace.status, "error");
-  t.is(trace.httpStatus, 502);
-  t.is(trace.errorCode, "upstream_unavailable");
+  await assertTracedFailure(t, res, 502, "upstream_unavailable", "502 mid-body");
 });
 
 test.serial("provider 4xx/5xx answers are passed through unchanged (status, body bytes, headers), traced as error", async (t) => {
