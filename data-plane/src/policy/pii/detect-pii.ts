@@ -10,6 +10,7 @@ import { phoneRecognizer } from "./recognizers/phone.js";
 import { ssnRecognizer } from "./recognizers/ssn.js";
 import { usBankRoutingRecognizer } from "./recognizers/us-bank-routing.js";
 import { usPassportRecognizer } from "./recognizers/us-passport.js";
+import { findDigitRuns } from "./digit-runs.js";
 import { resolveOverlaps } from "./resolve-overlaps.js";
 import type { PiiFinding, PiiType, Recognizer } from "./types.js";
 
@@ -45,9 +46,10 @@ export function detectPii(text: string, opts?: DetectPiiOptions): PiiFinding[] {
   const types = opts?.types;
   const minScore = opts?.minScore ?? DEFAULT_PII_THRESHOLD;
   const raw: PiiFinding[] = [];
+  const digits = findDigitRuns(text); // one pass; most recognizers then look only near these runs
   for (const r of RECOGNIZERS) {
     if (types !== undefined && !types.includes(r.entityType)) continue;
-    r.scan(text, raw);
+    r.scan(text, raw, digits);
   }
   let n = 0;
   for (let i = 0; i < raw.length; i++) {

@@ -1,5 +1,7 @@
 // Public PII types and the internal shapes shared by the recognizers.
 
+import type { DigitRuns } from "./digit-runs.js";
+
 export const PII_TYPES = [
   "ssn",
   "credit_card",
@@ -27,8 +29,11 @@ export interface PiiFinding {
 /** A recognizer finds candidates of one entity type, already validated and context-boosted. */
 export interface Recognizer {
   readonly entityType: PiiType;
-  /** Appends findings (possibly overlapping, possibly below threshold) to `out`. */
-  scan(text: string, out: PiiFinding[]): void;
+  /**
+   * Appends findings (possibly overlapping, possibly below threshold) to `out`. `digits` are the
+   * text's digit runs (digit-runs.ts), for recognizers that only match around them; null = scan all of it.
+   */
+  scan(text: string, out: PiiFinding[], digits: DigitRuns | null): void;
 }
 
 export function isPiiType(value: string): value is PiiType {

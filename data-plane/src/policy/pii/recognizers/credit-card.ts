@@ -1,6 +1,7 @@
 // Payment card numbers: grouped or contiguous 13–19 digits, issuer prefix check, then Luhn.
 
 import { boostWithContext } from "../context.js";
+import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs.js";
 import { luhnValid } from "../luhn.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
@@ -8,6 +9,8 @@ import type { PiiFinding, Recognizer } from "../types.js";
 // The look-behinds keep us from starting inside a longer digit run ("1234 4111 …").
 const CARD_RE =
   /(?<![\w-])(?<!\d[ -])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{13,19})(?![\w-])(?![ -]\d)/g;
+/** Every match has a run of 4 digits and is at most 4-4-4-4-3 with separators long. */
+export const cardDigitScan: DigitScan = { re: CARD_RE, minRun: 4, maxLen: 23 };
 const CONTEXT_RE = /\b(?:credit|debit|card|cards|visa|master ?card|amex|american express|discover|jcb|diners|maestro|cc|ccn|pan|unionpay)\b/i;
 const NON_DIGIT_RE = /[ -]/g;
 
@@ -38,19 +41,16 @@ export function plausibleIssuer(d: string): boolean {
 
 export const creditCardRecognizer: Recognizer = {
   entityType: "credit_card",
-  scan(text: string, out: PiiFinding[]): void {
-    CARD_RE.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = CARD_RE.exec(text)) !== null) {
+  scan(text: string, out: PiiFinding[], runs: DigitRuns | null): void {
+    scanNearDigitRuns(text, cardDigitScan, runs, (m, start) => {
       const raw = m[0];
       const grouped = m[1] !== undefined || m[2] !== undefined;
       const digits = grouped ? raw.replace(NON_DIGIT_RE, "") : raw;
-      if (!plausibleIssuer(digits) || !luhnValid(digits)) continue;
-      if (/^(\d)\1+$/.test(digits)) continue;
-      const start = m.index;
+      if (!plausibleIssuer(digits) || !luhnValid(digits)) return;
+      if (/^(\d)\1+$/.test(digits)) return;
       // Grouped card-shaped numbers are strong; a bare digit run passing Luhn is weaker.
       const base = grouped ? 0.9 : 0.6;
       out.push({ entityType: "credit_card", start, end: start + raw.length, score: boostWithContext(text, start, base, CONTEXT_RE) });
-    }
+    });
   },
 };

@@ -2,6 +2,7 @@
 
 import { CONTEXT_BOOST } from "../context.js";
 import { scanAfterContext } from "../near-context.js";
+import type { DigitRuns } from "../digit-runs.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
 const MONTHS =
@@ -51,7 +52,8 @@ function validDate(m: RegExpExecArray): boolean {
 
 export const dateOfBirthRecognizer: Recognizer = {
   entityType: "date_of_birth",
-  scan(text: string, out: PiiFinding[]): void {
+  scan(text: string, out: PiiFinding[], runs: DigitRuns | null): void {
+    if (runs !== null && runs.longest < 4) return; // every date has a 4-digit year
     scanAfterContext(text, CONTEXT_RE, DATE_RE, MAX_DATE_LEN, (m, start) => {
       if (validDate(m)) out.push({ entityType: "date_of_birth", start, end: start + m[0].length, score: SCORE });
     });

@@ -1,10 +1,13 @@
 // IBANs: country code + check digits + grouped BBAN, trimmed to the country length, then mod-97.
 
 import { boostWithContext } from "../context.js";
+import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs.js";
 import { IBAN_LENGTHS, ibanMod97 } from "../iban-check.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
 const IBAN_RE = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])/g;
+/** Every match has its two check digits in a row and is at most 2 + 2 + 7 spaced groups of 4 + a spaced group of 3 long. */
+export const ibanDigitScan: DigitScan = { re: IBAN_RE, minRun: 2, maxLen: 43 };
 const CONTEXT_RE = /\b(?:iban|bank|account|transfer|wire|sepa|kontonummer|konto|compte|cuenta|conto)\b/i;
 
 /**
@@ -28,14 +31,11 @@ export function ibanSpanLength(raw: string): number {
 
 export const ibanRecognizer: Recognizer = {
   entityType: "iban",
-  scan(text: string, out: PiiFinding[]): void {
-    IBAN_RE.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = IBAN_RE.exec(text)) !== null) {
+  scan(text: string, out: PiiFinding[], runs: DigitRuns | null): void {
+    scanNearDigitRuns(text, ibanDigitScan, runs, (m, start) => {
       const len = ibanSpanLength(m[0]);
-      if (len < 0) continue;
-      const start = m.index;
+      if (len < 0) return;
       out.push({ entityType: "iban", start, end: start + len, score: boostWithContext(text, start, 1, CONTEXT_RE) });
-    }
+    });
   },
 };

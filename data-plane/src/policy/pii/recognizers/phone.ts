@@ -4,11 +4,14 @@
 import { isValidPhoneNumber } from "libphonenumber-js/max";
 import type { CountryCode } from "libphonenumber-js/max";
 import { boostWithContext, hasContextBefore } from "../context.js";
+import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
 // A run of digits and phone punctuation that starts with "+", "(" or a digit and ends with a digit,
 // not glued to other digit groups ("ZZ84 0320 8119 …", "… 0132 2024").
 const PHONE_RE = /(?<![\w+.\-/:])(?<!\d[ -])\+?\(?\d[\d ().-]{4,19}\d{2}(?![\w]|[.\-/:]\d|[ -]\d{2})/g;
+/** Every candidate ends in two digits and is at most "+(" + 21 digits and punctuation long. */
+export const phoneDigitScan: DigitScan = { re: PHONE_RE, minRun: 2, maxLen: 24 };
 const CONTEXT_RE =
   /\b(?:phone|tel|telephone|mobile|cell|cellphone|call|fax|whatsapp|sms|text me|reach me|ring|handy|telefon|téléphone|portable|teléfono|telefono|móvil|cellulare|contact)\b/i;
 
@@ -91,14 +94,11 @@ export function phoneCandidateScore(candidate: string, contextPresent: () => boo
 
 export const phoneRecognizer: Recognizer = {
   entityType: "phone",
-  scan(text: string, out: PiiFinding[]): void {
-    PHONE_RE.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = PHONE_RE.exec(text)) !== null) {
-      const start = m.index;
+  scan(text: string, out: PiiFinding[], runs: DigitRuns | null): void {
+    scanNearDigitRuns(text, phoneDigitScan, runs, (m, start) => {
       const score = phoneCandidateScore(m[0], () => hasContextBefore(text, start, CONTEXT_RE));
-      if (score === 0) continue;
+      if (score === 0) return;
       out.push({ entityType: "phone", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });
-    }
+    });
   },
 };
