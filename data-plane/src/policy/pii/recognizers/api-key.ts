@@ -27,6 +27,30 @@ const KEY_RE = new RegExp(
   "(?:" + KEY_ALTERNATIVES.map(([prefix, body]) => `${prefix}(?<![A-Za-z0-9_-]${prefix})${body}`).join("|") + ")(?![A-Za-z0-9_-])",
   "g",
 );
+
+/**
+ * False only when no KEY_RE match can be in `text`: every alternative's match contains one of these
+ * literals. A regex pass over an 8 KB prompt costs ~20 µs whatever it contains; `includes` of a
+ * literal whose first character is rare (or absent) costs well under 1 µs, so prose without "_",
+ * "-" or the rare prefixes skips KEY_RE entirely (api-key.test.ts checks every prefix form).
+ */
+export function mayHoldPrefixedKey(text: string): boolean {
+  return (
+    text.includes("_") || // gh?_, github_pat_, [sr]k_live_/test_, hf_, npm_
+    text.includes("AKIA") || text.includes("ASIA") || text.includes("ABIA") || text.includes("ACCA") ||
+    text.includes("AIza") ||
+    text.includes("SG.") ||
+    (text.includes("J") && text.includes("eyJ")) ||
+    (text.includes("-") && (text.includes("k-") || text.includes("xox") || text.includes("pat-") || text.includes("-----BEGIN ")))
+  );
+}
+
+/** Every KEY_RE match in `text`, prefilter or not (for tests). */
+export function prefixedKeyMatches(text: string): string[] {
+  KEY_RE.lastIndex = 0;
+  return [...text.matchAll(KEY_RE)].map((m) => m[0]);
+}
+
 // AWS secret access keys have no prefix: 40 base64 characters, reported only next to a context word.
 const AWS_SECRET_RE = /(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 const AWS_SECRET_CONTEXT_RE = /aws|secret|access.?key|credential/gi;
@@ -59,13 +83,15 @@ function keyScore(raw: string): number {
 export const apiKeyRecognizer: Recognizer = {
   entityType: "api_key",
   scan(text: string, out: PiiFinding[]): void {
-    KEY_RE.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = KEY_RE.exec(text)) !== null) {
-      const start = m.index;
-      const score = keyScore(m[0]);
-      if (score === 0) continue;
-      out.push({ entityType: "api_key", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });
+    if (mayHoldPrefixedKey(text)) {
+      KEY_RE.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = KEY_RE.exec(text)) !== null) {
+        const start = m.index;
+        const score = keyScore(m[0]);
+        if (score === 0) continue;
+        out.push({ entityType: "api_key", start, end: start + m[0].length, score: boostWithContext(text, start, score, CONTEXT_RE) });
+      }
     }
     scanAfterContext(text, AWS_SECRET_CONTEXT_RE, AWS_SECRET_RE, 40, (sm, start) => {
       const raw = sm[0];
