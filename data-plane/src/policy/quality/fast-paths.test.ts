@@ -145,6 +145,24 @@ test("scanWords yields the words of words() and stops when asked", (t) => {
   }
 });
 
+test("scanWords on long texts (taken in chunks) yields the words of words(): mixed scripts, Greek final sigma, runs without whitespace", (t) => {
+  const r = rng(31);
+  const extra = ["ΟΔΟΣ", "ΣΟΦΟΣ.", "Σ", "x".repeat(1500), "a-b-c-".repeat(300), "İSTANBUL", "\n", "\t"];
+  for (let i = 0; i < 200; i++) {
+    const parts: string[] = [];
+    const n = 100 + Math.floor(r() * 1200);
+    for (let k = 0; k < n; k++) parts.push(r() < 0.03 ? extra[Math.floor(r() * extra.length)]! : VOCAB[Math.floor(r() * VOCAB.length)]!);
+    const s = parts.join(r() < 0.5 ? " " : r() < 0.5 ? "\n" : "");
+    const got: string[] = [];
+    scanWords(s, (w) => (got.push(w), false));
+    t.deepEqual(got, words(s), `text of ${s.length} characters`);
+    const stopAt = Math.floor(r() * got.length);
+    const some: string[] = [];
+    scanWords(s, (w) => (some.push(w), some.length > stopAt));
+    t.deepEqual(some, words(s).slice(0, stopAt + 1));
+  }
+});
+
 test("scanWords' ASCII scanner yields exactly the regex's words (apostrophes, digits, case, punctuation)", (t) => {
   const r = rng(23);
   const alphabet = "abcXYZ09'' .,-_\n\t\"!?;:()[]{}$@#%^&*+=/\\|~`<>";
