@@ -790,6 +790,8 @@ async function main(): Promise<void> {
       PROVIDER_OPENAI_URL: upstreamUrl,
       LOG_LEVEL: "warn",
       ...variant.env,
+      // BENCH_SIDECAR_CONFIG='{"SPOOL_FSYNC_INTERVAL_MS":"100"}': sidecar settings to try (diagnostics)
+      ...(process.env.BENCH_SIDECAR_CONFIG ? (JSON.parse(process.env.BENCH_SIDECAR_CONFIG) as Record<string, string>) : {}),
     };
     const sidecar = spawnRole(variant.role ?? "sidecar", { BENCH_SIDECAR_ENV: JSON.stringify(sidecarEnv), BENCH_UPSTREAM: upstreamUrl }, process.env.BENCH_SIDECAR_EXEC_ARGV ? process.env.BENCH_SIDECAR_EXEC_ARGV.split(" ") : []);
     const sidecarUrl = String((await sidecar.ready).url);

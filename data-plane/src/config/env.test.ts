@@ -1,0 +1,22 @@
+// The sidecar's configuration: the spool's fdatasync window follows SPOOL_GATE unless it is set.
+import test from "ava";
+import { DEFAULT_FSYNC_INTERVAL_MS, loadSidecarConfig } from "./env.js";
+
+const KEY = { SIDECAR_KEY: "svc_ingest_" + "a".repeat(32) };
+
+test("SPOOL_FSYNC_INTERVAL_MS: 100 ms with SPOOL_GATE=write (the default), 10 ms with fsync, as set when set", (t) => {
+  t.is(loadSidecarConfig({ ...KEY }).SPOOL_GATE, "write");
+  t.is(loadSidecarConfig({ ...KEY }).SPOOL_FSYNC_INTERVAL_MS, 100);
+  t.is(loadSidecarConfig({ ...KEY, SPOOL_GATE: "fsync" }).SPOOL_FSYNC_INTERVAL_MS, 10);
+  t.deepEqual(DEFAULT_FSYNC_INTERVAL_MS, { write: 100, fsync: 10 });
+  t.is(loadSidecarConfig({ ...KEY, SPOOL_FSYNC_INTERVAL_MS: "0" }).SPOOL_FSYNC_INTERVAL_MS, 0);
+  t.is(loadSidecarConfig({ ...KEY, SPOOL_GATE: "fsync", SPOOL_FSYNC_INTERVAL_MS: "250" }).SPOOL_FSYNC_INTERVAL_MS, 250);
+  t.is(loadSidecarConfig({ ...KEY, SPOOL_FSYNC_INTERVAL_MS: "" }).SPOOL_FSYNC_INTERVAL_MS, 100, "empty = unset");
+});
+
+test("SPOOL_FSYNC_INTERVAL_MS out of range or not a number is refused with the variable's name", (t) => {
+  for (const v of ["-1", "1001", "ten", "2.5"]) {
+    const e = t.throws(() => loadSidecarConfig({ ...KEY, SPOOL_FSYNC_INTERVAL_MS: v }));
+    t.regex(e!.message, /SPOOL_FSYNC_INTERVAL_MS/, v);
+  }
+});
