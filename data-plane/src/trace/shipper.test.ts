@@ -13,13 +13,12 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import { IngestService, TraceSchema, UploadResponseSchema, type Trace, type UploadRequest } from "@agentgov/proto";
 import { DurableSpool, type SpoolLog } from "./spool.js";
-import { TraceShipper } from "./shipper.js";
+import { BATCH_BYTES, TraceShipper } from "./shipper.js";
 
 const log: SpoolLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-test("batches carry the spooled bytes as encoded_traces; acknowledged traces leave the spool", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "agentgov-shipper-"));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+/** An Ingest peer over real gRPC that records every request and acknowledges each batch after `ackDelayMs`. */
+async function startPeer(t: import("ava").ExecutionContext, ackDelayMs = 0): Promise<{ port: number; received: UploadRequest[] }> {
   const received: UploadRequest[] = [];
   const routes = (router: ConnectRouter) => {
     router.service(IngestService, {
@@ -27,6 +26,7 @@ test("batches carry the spooled bytes as encoded_traces; acknowledged traces lea
         for await (const req of requests) {
           received.push(req);
           const ids = req.encodedTraces.map((b) => fromBinary(TraceSchema, b).id);
+          if (ackDelayMs > 0) await new Promise((r) => setTimeout(r, ackDelayMs));
           yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: ids, rejected: [] });
         }
       },
@@ -44,13 +44,11 @@ test("batches carry the spooled bytes as encoded_traces; acknowledged traces lea
     for (const s of sessions) s.destroy();
     return new Promise<void>((r) => server.close(() => r()));
   });
-  const port = (server.address() as AddressInfo).port;
+  return { port: (server.address() as AddressInfo).port, received };
+}
 
-  const spool = await DurableSpool.open({ dir, log, cacheBytes: 4096 }); // some traces from memory, the rest read back from disk
-  const xs: Trace[] = Array.from({ length: 120 }, (_, i) =>
-    create(TraceSchema, { id: `trc_${String(i).padStart(26, "0")}`, tenantId: "ten_1", agentId: "agt_1", status: "success", timestampMs: BigInt(Date.now()), prompt: `p${i} ${"y".repeat(i)}`, costUsd: i / 1000 }),
-  );
-  await Promise.all(xs.map((x) => spool.append(x)));
+/** Ships everything spooled to the peer and stops; returns the shipper's errors. */
+async function shipAll(spool: DurableSpool, port: number): Promise<unknown[]> {
   const errors: unknown[] = [];
   const shipper = new TraceShipper(createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }), "sk_test", spool, {
     onError: (e) => errors.push(e),
@@ -60,6 +58,19 @@ test("batches carry the spooled bytes as encoded_traces; acknowledged traces lea
   const deadline = Date.now() + 10_000;
   while (spool.size() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   await shipper.stop();
+  return errors;
+}
+
+test("batches carry the spooled bytes as encoded_traces; acknowledged traces leave the spool", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-shipper-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { port, received } = await startPeer(t);
+  const spool = await DurableSpool.open({ dir, log, cacheBytes: 4096 }); // some traces from memory, the rest read back from disk
+  const xs: Trace[] = Array.from({ length: 120 }, (_, i) =>
+    create(TraceSchema, { id: `trc_${String(i).padStart(26, "0")}`, tenantId: "ten_1", agentId: "agt_1", status: "success", timestampMs: BigInt(Date.now()), prompt: `p${i} ${"y".repeat(i)}`, costUsd: i / 1000 }),
+  );
+  await Promise.all(xs.map((x) => spool.append(x)));
+  const errors = await shipAll(spool, port);
   await spool.close();
 
   t.is(spool.size(), 0, "every trace acknowledged and removed");
@@ -68,4 +79,24 @@ test("batches carry the spooled bytes as encoded_traces; acknowledged traces lea
   t.true(received.every((r) => r.traces.length === 0), "no trace is sent as a message");
   const got = received.flatMap((r) => r.encodedTraces.map((b) => fromBinary(TraceSchema, b)));
   t.deepEqual(got, xs, "each element decodes to the trace appended, in order, once");
+});
+
+test("a backlog of 8 KB traces goes out in batches of at most BATCH_BYTES, all acknowledged, also when acknowledgements lag", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-shipper-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { port, received } = await startPeer(t, 30);
+  const spool = await DurableSpool.open({ dir, log });
+  const xs: Trace[] = Array.from({ length: 300 }, (_, i) =>
+    create(TraceSchema, { id: `trc_${String(i).padStart(26, "0")}`, tenantId: "ten_1", agentId: "agt_1", status: "success", timestampMs: BigInt(Date.now()), prompt: `${i} ${"z".repeat(8192)}` }),
+  );
+  await Promise.all(xs.map((x) => spool.append(x)));
+  const errors = await shipAll(spool, port);
+  await spool.close();
+
+  t.deepEqual(errors, []);
+  t.is(spool.size(), 0, "every trace acknowledged and removed");
+  const sizes = received.map((r) => r.encodedTraces.reduce((n, b) => n + b.length, 0));
+  t.true(sizes.every((n) => n <= BATCH_BYTES), `batch sizes ${Math.max(...sizes)} ≤ ${BATCH_BYTES}`);
+  t.true(received.length >= Math.ceil((300 * 8192) / BATCH_BYTES), `${received.length} batches`);
+  t.deepEqual(received.flatMap((r) => r.encodedTraces.map((b) => fromBinary(TraceSchema, b).id)), xs.map((x) => x.id), "each trace once, in order");
 });

@@ -9,9 +9,22 @@ import type { TraceQueue } from "./queue.js";
 import { abortableSleep, backoffMs } from "../sync/backoff.js";
 
 const BATCH = 500;
-/** Encoded bytes per batch (well under the 4 MiB message limit common gRPC peers apply). */
-const BATCH_BYTES = 2 * 1024 * 1024;
-const MAX_IN_FLIGHT_BATCHES = 8;
+/**
+ * Encoded bytes per batch. Serializing an Upload message copies it twice on the event loop (protobuf-es
+ * concatenates the fields, connect frames the envelope): ~0.06 ms for 256 KiB against ~0.8 ms for the
+ * 2 MiB batches before, at the same or lower cost per trace (2.2 against 3.3 µs, measured in
+ * isolation), so a batch no longer holds up the requests behind it. The event loop turns between batches.
+ */
+export const BATCH_BYTES = 256 * 1024;
+/** A batch holding at least this many bytes leaves without lingering for more. */
+const FULL_BATCH_BYTES = BATCH_BYTES / 2;
+/**
+ * Unacknowledged bytes on the stream before the sender waits. The control plane acknowledges a batch
+ * once it is stored (its writer inserts every ~200 ms), so this bounds throughput: 16 MiB per
+ * acknowledgement round is ~80 MB/s of traces.
+ */
+const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+const MAX_IN_FLIGHT_BATCHES = 256;
 const ACK_TIMEOUT_MS = 60_000;
 /** An idle stream is closed after this long without traces to send. */
 const IDLE_CLOSE_MS = 5_000;
@@ -104,7 +117,8 @@ export class TraceShipper {
 
   /** One Ingest stream: sends what is spooled and ends once everything sent is acknowledged and nothing new came for a while. */
   private async session(): Promise<void> {
-    const inFlight = new Map<bigint, { ids: string[]; sentAt: number }>();
+    const inFlight = new Map<bigint, { ids: string[]; sentAt: number; bytes: number }>();
+    let inFlightBytes = 0;
     const sent = new Set<string>();
     const streamAbort = new AbortController();
     const onStop = () => streamAbort.abort();
@@ -141,7 +155,7 @@ export class TraceShipper {
       let idleSince = Date.now();
       let lingered = false;
       while (!finished && !streamAbort.signal.aborted) {
-        if (inFlight.size >= MAX_IN_FLIGHT_BATCHES) {
+        if (inFlight.size >= MAX_IN_FLIGHT_BATCHES || inFlightBytes >= MAX_IN_FLIGHT_BYTES) {
           await waitForWork(1000);
           continue;
         }
@@ -151,16 +165,23 @@ export class TraceShipper {
           await waitForWork(inFlight.size === 0 ? IDLE_CLOSE_MS : 1000);
           continue;
         }
-        if (next.length < BATCH && !lingered) {
+        let bytes = 0;
+        for (const t of next) bytes += t.payload.length;
+        if (next.length < BATCH && bytes < FULL_BATCH_BYTES && !lingered) {
           lingered = true;
           await new Promise((r) => setTimeout(r, LINGER_MS));
           continue;
         }
         lingered = false;
+        // One turn of the event loop before each batch: a backlog goes out batch by batch between
+        // requests, not as one long run of serialization.
+        await new Promise((r) => setImmediate(r));
+        if (finished || streamAbort.signal.aborted) return;
         idleSince = Date.now();
         batchId++;
         for (const t of next) sent.add(t.id);
-        inFlight.set(batchId, { ids: next.map((t) => t.id), sentAt: Date.now() });
+        inFlight.set(batchId, { ids: next.map((t) => t.id), sentAt: Date.now(), bytes });
+        inFlightBytes += bytes;
         counters.batchesSent++;
         // The spool's encoded bytes go out as they are: no decode here, no re-encode by connect.
         yield create(UploadRequestSchema, { batchId, encodedTraces: next.map((t) => t.payload) });
@@ -172,6 +193,8 @@ export class TraceShipper {
       for await (const res of responses) {
         this.counters.connected = true;
         this.counters.lastAckAtMs = Date.now();
+        const acked = inFlight.get(res.batchId);
+        if (acked) inFlightBytes -= acked.bytes;
         inFlight.delete(res.batchId);
         const done = [...res.ackedTraceIds, ...res.rejected.map((r) => r.traceId)];
         for (const r of res.rejected) this.events.onRejected(r.traceId, r.reason);
