@@ -2,6 +2,7 @@
 // Triggers that start with a letter match at word starts only (a regex trie behind \b); the few
 // punctuation triggers ("<|", "![", "#"…) match anywhere.
 
+import { containsAny } from "../contains-any.js";
 import type { Feature } from "./features.js";
 
 function escapeRegExp(s: string): string {
@@ -77,11 +78,7 @@ export function buildTriggerIndex(features: readonly Feature[]): TriggerIndex {
   const wordRe = new RegExp(`\\b${trieSource(wordTriggers)}`, "g");
   const otherRe = otherTriggers.length > 0 ? new RegExp(trieSource(otherTriggers), "g") : null;
   // otherRe matches only where one of its literals occurs; they start with rare characters ("<", "[",
-  // "#"…), for which String#includes is ~50x cheaper than a regex pass, so prose skips the pass.
-  const anyOther = (lower: string): boolean => {
-    for (const t of otherTriggers) if (lower.includes(t)) return true;
-    return false;
-  };
+  // "#"…), so prose skips the pass (containsAny).
 
   const collect = (re: RegExp, lower: string, found: Map<number, number[]>): void => {
     re.lastIndex = 0;
@@ -107,7 +104,7 @@ export function buildTriggerIndex(features: readonly Feature[]): TriggerIndex {
     candidates(lower: string): Map<number, number[]> {
       const found = new Map<number, number[]>();
       collect(wordRe, lower, found);
-      if (otherRe !== null && anyOther(lower)) collect(otherRe, lower, found);
+      if (otherRe !== null && containsAny(lower, otherTriggers)) collect(otherRe, lower, found);
       return found;
     },
   };

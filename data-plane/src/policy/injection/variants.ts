@@ -1,25 +1,22 @@
 // Alternative readings of the normalised text that undo cheap evasions: leetspeak and de-spaced letters.
 
+import { containsAny } from "../contains-any.js";
+
 // Starts with the rare leet class so the engine can skip ahead quickly.
 const LEET_HINT_RE = /[013457@$](?:(?<=[a-z].)(?=[a-z])|(?=[a-z][013457@$]))/;
 const LEET_MAP: Readonly<Record<string, string>> = { "0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", $: "s" };
 const LEET_CHAR_RE = /[013457@$]/g;
 const LETTER_RE = /[a-z]/;
 
+/** Every LEET_HINT_RE match starts with one of these: looking for them costs a fraction of the regex pass. */
 const LEET_CHARS = ["0", "1", "3", "4", "5", "7", "@", "$"];
-
-/** Whether any leet character occurs: eight String#includes cost a fraction of one regex pass over a long prompt. */
-function hasLeetChar(lower: string): boolean {
-  for (const c of LEET_CHARS) if (lower.includes(c)) return true;
-  return false;
-}
 
 /**
  * Light leetspeak folding ("1gn0r3 4ll" → "ignore all"): a leet character becomes a letter when it
  * touches a letter. Returns null when the text shows no leet pattern. Same length as the input.
  */
 export function leetVariant(lower: string): string | null {
-  if (!hasLeetChar(lower)) return null;
+  if (!containsAny(lower, LEET_CHARS)) return null;
   if (!LEET_HINT_RE.test(lower)) return null;
   const out = lower.replace(LEET_CHAR_RE, (ch, i: number) => {
     const prev = i > 0 ? lower[i - 1]! : "";

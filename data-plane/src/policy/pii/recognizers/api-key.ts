@@ -1,6 +1,7 @@
 // Secrets with well-known shapes: cloud, VCS, chat, LLM-provider and payment API keys, JWTs, PEM private keys.
 
 import { boostWithContext, CONTEXT_BOOST } from "../context.js";
+import { containsAny } from "../../contains-any.js";
 import { scanAfterContext } from "../near-context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
@@ -36,14 +37,16 @@ const KEY_RE = new RegExp(
  */
 export function mayHoldPrefixedKey(text: string): boolean {
   return (
-    text.includes("_") || // gh?_, github_pat_, [sr]k_live_/test_, hf_, npm_
-    text.includes("AKIA") || text.includes("ASIA") || text.includes("ABIA") || text.includes("ACCA") ||
-    text.includes("AIza") ||
-    text.includes("SG.") ||
+    containsAny(text, ALWAYS_THERE) ||
     (text.includes("J") && text.includes("eyJ")) ||
-    (text.includes("-") && (text.includes("k-") || text.includes("xox") || text.includes("pat-") || text.includes("-----BEGIN ")))
+    (text.includes("-") && containsAny(text, AFTER_HYPHEN))
   );
 }
+
+/** gh?_, github_pat_, [sr]k_live_/test_, hf_, npm_ (all "_"), the AWS and Google prefixes, SendGrid. */
+const ALWAYS_THERE = ["_", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "SG."];
+/** sk- / sk-ant-, xox?-, glpat-, PEM: each holds "-", checked first because it is rarer in prose. */
+const AFTER_HYPHEN = ["k-", "xox", "pat-", "-----BEGIN "];
 
 /** Every KEY_RE match in `text`, prefilter or not (for tests). */
 export function prefixedKeyMatches(text: string): string[] {
