@@ -47,7 +47,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { traceKeyFields } from "../data-plane/src/trace/spool-format.js";
+import { traceKeyFields, walkFields } from "../data-plane/src/trace/spool-format.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   AgentSchema, AgentSpendSchema, ApiKeySchema, DeltaSchema, HeartbeatSchema, IngestService, PolicyConditionsSchema, PolicySchema, SnapshotSchema, SyncService,
@@ -652,38 +652,19 @@ function spawnRole(role: string, env: Record<string, string>, execArgv: string[]
 }
 
 /**
- * cost_usd (field 30, a double) of an encoded governance.v1.Trace, read by walking the wire format: the
- * stub shares the two cores with the sidecar, and a full fromBinary of every 8 KB trace cost it
- * ~100 µs per request, in bursts every shipper batch (a real control plane runs elsewhere).
+ * cost_usd (field 30, a double) of an encoded governance.v1.Trace, read from the wire: the stub shares
+ * the two cores with the sidecar, and a full fromBinary of every 8 KB trace cost it ~100 µs per request,
+ * in bursts every shipper batch (a real control plane runs elsewhere).
  */
 function costUsdOf(b: Uint8Array): number {
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  let at = 0;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const x = b[at++]!;
-      v += (x & 0x7f) * mul;
-      if ((x & 0x80) === 0) return v;
-      mul *= 128;
-    }
-  };
-  while (at < b.length) {
-    const tag = varint();
-    const wire = tag & 7;
-    if (wire === 1) {
-      if (tag >>> 3 === 30) return view.getFloat64(at, true);
-      at += 8;
-    } else if (wire === 0) varint();
-    else if (wire === 2) {
-      const len = varint(); // not `at += varint()`: that reads `at` before varint() moves it
-      at += len;
-    }
-    else if (wire === 5) at += 4;
-    else throw new Error(`bench stub: unexpected wire type ${wire} in a trace`);
-  }
-  return 0;
+  let cost = 0;
+  const ok = walkFields(b, (field, wire, at) => {
+    if (field !== 30 || wire !== 1) return false;
+    cost = new DataView(b.buffer, b.byteOffset + at, 8).getFloat64(0, true);
+    return true;
+  });
+  if (!ok) throw new Error("bench stub: an uploaded trace does not parse");
+  return cost;
 }
 
 /** A stub control plane: Sync sends one snapshot (then heartbeats); Ingest acknowledges every batch. */

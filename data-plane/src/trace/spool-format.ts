@@ -93,13 +93,13 @@ export function decodeRecord(buf: Buffer): Buffer | undefined {
 }
 
 /**
- * Reads the trace id (field 1) and timestamp_ms (field 10) from an encoded governance.v1.Trace without
- * decoding the whole message (replay of a large spool only needs these two).
+ * Walks the top-level fields of an encoded protobuf message without decoding it: `visit` gets each
+ * field's number, wire type and value (a varint's number, or the offset of a LEN field's bytes / a
+ * fixed64's or fixed32's bytes, with the LEN length) and returns true to stop. False when the bytes
+ * do not parse (truncated, unknown wire type).
  */
-export function traceKeyFields(bytes: Uint8Array): { id: string; timestampMs: number } | undefined {
+export function walkFields(bytes: Uint8Array, visit: (field: number, wire: number, value: number, length: number) => boolean): boolean {
   let at = 0;
-  let id: string | undefined;
-  let ts = 0;
   const varint = (): number => {
     let result = 0;
     let mul = 1;
@@ -117,21 +117,38 @@ export function traceKeyFields(bytes: Uint8Array): { id: string; timestampMs: nu
       const tag = varint();
       const field = Math.floor(tag / 8);
       const wire = tag & 7;
-      if (wire === 0) {
-        const v = varint();
-        if (field === 10) ts = v;
-      } else if (wire === 2) {
+      let stop: boolean;
+      if (wire === 0) stop = visit(field, wire, varint(), 0);
+      else if (wire === 2) {
         const len = varint();
-        if (at + len > bytes.length) return undefined;
-        if (field === 1) id = Buffer.from(bytes.buffer, bytes.byteOffset + at, len).toString("utf8");
+        if (at + len > bytes.length) return false;
+        stop = visit(field, wire, at, len);
         at += len;
-      } else if (wire === 1) at += 8;
-      else if (wire === 5) at += 4;
-      else return undefined;
-      if (id !== undefined && ts !== 0) break;
+      } else if (wire === 1 || wire === 5) {
+        const len = wire === 1 ? 8 : 4;
+        if (at + len > bytes.length) return false;
+        stop = visit(field, wire, at, len);
+        at += len;
+      } else return false;
+      if (stop) return true;
     }
   } catch {
-    return undefined;
+    return false;
   }
-  return id === undefined ? undefined : { id, timestampMs: ts };
+  return true;
+}
+
+/**
+ * Reads the trace id (field 1) and timestamp_ms (field 10) from an encoded governance.v1.Trace without
+ * decoding the whole message (replay of a large spool only needs these two).
+ */
+export function traceKeyFields(bytes: Uint8Array): { id: string; timestampMs: number } | undefined {
+  let id: string | undefined;
+  let ts = 0;
+  const ok = walkFields(bytes, (field, wire, value, length) => {
+    if (field === 10 && wire === 0) ts = value;
+    else if (field === 1 && wire === 2) id = Buffer.from(bytes.buffer, bytes.byteOffset + value, length).toString("utf8");
+    return id !== undefined && ts !== 0;
+  });
+  return ok && id !== undefined ? { id, timestampMs: ts } : undefined;
 }
