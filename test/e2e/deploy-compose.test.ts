@@ -108,21 +108,27 @@ test("the sidecar's environment is valid and points at the control plane's gRPC 
   t.is(envOf("agent").AGENTGOV_URL, `http://control-plane:${cp.PORT}`);
 });
 
-async function freePort(): Promise<number> {
+/**
+ * A free port, held open until release(): the stack started in between listens on port 0 too, and a
+ * port closed right away could be handed to it (EADDRINUSE when the sample agent's mock listens later).
+ */
+async function reservePort(): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((ok) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
       const addr = s.address();
-      s.close(() => ok(typeof addr === "object" && addr ? addr.port : 0));
+      ok({ port: typeof addr === "object" && addr ? addr.port : 0, release: () => new Promise<void>((r) => s.close(() => r())) });
     });
   });
 }
 
 test("the sample agent registers itself and calls its model through the sidecar; the calls are traced", async (t) => {
-  const mockPort = await freePort();
+  const reserved = await reservePort();
+  const mockPort = reserved.port;
   const stack = await startStack();
   try {
     const sidecar = await stack.sidecar({ PROVIDER_OPENAI_URL: `http://127.0.0.1:${mockPort}` });
     const agentScript = join(dirname(composePath), "sample-agent", "agent.mjs");
+    await reserved.release();
     const child = spawn(process.execPath, [agentScript], {
       env: { PATH: process.env.PATH, AGENTGOV_URL: stack.cp.restUrl, AGENTGOV_API_KEY: stack.adminKey, SIDECAR_URL: sidecar.url, MOCK_PORT: String(mockPort), ITERATIONS: "3", INTERVAL_MS: "10", AGENT_NAME: "compose-sample" },
       stdio: ["ignore", "pipe", "pipe"],
@@ -146,6 +152,7 @@ test("the sample agent registers itself and calls its model through the sidecar;
     });
     t.deepEqual(traced.map((x) => x.id).sort(), calls.map((c) => c.traceId!).sort());
   } finally {
+    await reserved.release();
     await stack.stop();
   }
 });
