@@ -641,10 +641,22 @@ function pinProcess(pid: number | undefined, cpus: string): void {
   if (r.status !== 0) throw new Error(`--pin: taskset failed: ${r.stderr || r.error?.message}`);
 }
 
+/**
+ * Node flags of the benchmark's own processes: the load generator, the upstream and this one (the stub
+ * control plane), which it re-executes with them (BENCH_FIXTURE_EXEC_ARGV replaces them; "" = none).
+ * By default each of them runs its GC on its own main thread (--single-threaded-gc) and without V8's
+ * memory reducer. Otherwise their GCs woke four helper threads each, and the memory reducer started
+ * full GCs in the quiet upstream every few seconds: a CPU trace (perf sched) of the slowest sidecar
+ * requests showed those helpers holding both cores for 4-15 ms while the sidecar waited for one. A C
+ * load generator and a remote provider would not run there at all (docs/decisions.md, "Why the
+ * fixed-rate p99 stays above 2 ms").
+ */
+const FIXTURE_NODE_FLAGS = process.env.BENCH_FIXTURE_EXEC_ARGV !== undefined ? process.env.BENCH_FIXTURE_EXEC_ARGV.split(" ").filter(Boolean) : ["--single-threaded-gc", "--no-memory-reducer"];
+
 /** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/), with the image's node flags. */
 function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = []): Child {
   const loader = role === "sidecar" ? "./bin/typescript/register.js" : "tsx";
-  const flags = role === "sidecar" ? sidecarImageNodeFlags() : [];
+  const flags = role === "sidecar" ? sidecarImageNodeFlags() : role === "bare" ? [] : FIXTURE_NODE_FLAGS;
   const child = new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: [...flags, "--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
   // Threads the child starts later (the spool's, libuv's pool) inherit the affinity of the thread that starts them.
   pinProcess(child.proc.pid, role === "sidecar" || role === "bare" ? SIDECAR_CPU : OTHER_CPUS);
@@ -746,7 +758,7 @@ interface SidecarStats {
 }
 
 async function main(): Promise<void> {
-  hiccups = measureHiccups(5000);
+  hiccups = await measureHiccups(5000);
   process.stdout.write(`machine hiccups: ${hiccups}\n`);
   pinProcess(process.pid, OTHER_CPUS); // the stub control plane
   const { generateApiKey } = await import("../control-plane/src/domain/api-keys.js");
@@ -858,7 +870,7 @@ async function main(): Promise<void> {
       const rates: Record<string, unknown> = {};
       for (const rps of [200, 1000]) {
         type Open = { direct: number[]; sidecar: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
-        const o = await loadgen.ask<Open>({ type: "openLoop", size, rps, phases: QUICK ? 3 : 10 });
+        const o = await loadgen.ask<Open>({ type: "openLoop", size, rps, phases: QUICK ? 3 : rps === 1000 ? 20 : 10 });
         rates[String(rps)] = { ...added(o.direct, o.sidecar), errors: o.errors, sent: o.sent, lateSends: o.lateSends };
         process.stdout.write(`[${variant.name}] ${label} ${rps} rps: added p50 ${(rates[String(rps)] as { addedP50: number }).addedP50} ms, p99 ${(rates[String(rps)] as { addedP99: number }).addedP99} ms, errors ${o.errors}\n`);
       }
@@ -1067,20 +1079,33 @@ function added(direct: number[], sidecar: number[]) {
 const mib = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
 
 /**
- * The machine's own hiccups, as jHiccup measures them: a thread spins reading the clock for `ms` on an
- * otherwise idle machine, and every gap between two readings is time it was not running (the
- * hypervisor or the kernel took its CPU). A fixed-rate p99 cannot be below what these do to requests.
+ * The machine's own hiccups, as jHiccup measures them: on each CPU at once a thread (pinned there with
+ * taskset) spins reading the clock for `ms` on an otherwise idle machine, and every gap between two
+ * readings is time it was not running (the hypervisor or the kernel took its CPU, or another process
+ * did). A fixed-rate p99 cannot be below what these do to requests. Without taskset, one unpinned thread.
  */
-function measureHiccups(ms: number): string {
-  const gaps: number[] = [];
-  const end = performance.now() + ms;
-  let last = performance.now();
-  for (let now = last; now < end; now = performance.now()) {
-    if (now - last > 1) gaps.push(now - last);
-    last = now;
+async function measureHiccups(ms: number): Promise<string> {
+  const spin = `const gaps=[];const end=performance.now()+${ms};let last=performance.now();for(let now=last;now<end;now=performance.now()){if(now-last>1)gaps.push(now-last);last=now}process.stdout.write(JSON.stringify(gaps))`;
+  const describe = (gaps: number[]) => {
+    const over = (x: number) => gaps.filter((g) => g > x).length;
+    return `lost it ${gaps.length}× for over 1 ms (${over(2)}× over 2 ms, longest ${r3(Math.max(0, ...gaps))} ms)`;
+  };
+  if (spawnSync("taskset", ["-c", "0", "true"]).status !== 0) {
+    const r = spawnSync(process.execPath, ["-e", spin], { encoding: "utf8" });
+    return `a thread spinning alone for ${ms / 1000} s ${describe(JSON.parse(r.stdout || "[]") as number[])}`;
   }
-  const over = (x: number) => gaps.filter((g) => g > x).length;
-  return `a thread spinning alone for ${ms / 1000} s lost its CPU ${gaps.length}× for over 1 ms (${over(2)}× over 2 ms, longest ${r3(Math.max(0, ...gaps))} ms)`;
+  const perCpu = await Promise.all(
+    os.cpus().map(
+      (_, cpu) =>
+        new Promise<string>((resolve) => {
+          let out = "";
+          const p = spawn("taskset", ["-c", String(cpu), process.execPath, "-e", spin], { stdio: ["ignore", "pipe", "inherit"] });
+          p.stdout.on("data", (d: Buffer) => (out += d.toString()));
+          p.on("close", () => resolve(`CPU ${cpu} ${describe(JSON.parse(out || "[]") as number[])}`));
+        }),
+    ),
+  );
+  return `a thread spinning on each CPU for ${ms / 1000} s: ${perCpu.join("; ")}`;
 }
 /** Measured by main() before it starts anything. */
 let hiccups = "not measured";
@@ -1120,7 +1145,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
   lines.push(`Date: ${report.date}  `);
   lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node} (shared with other work; load average at the end ${m.loadAverageAtEnd}). Hiccups before the run: ${m.hiccupsBeforeRun}${report.quick ? "  \n**Quick run** (fewer samples)." : ""}`, "");
   lines.push(
-    `Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process, plain sockets), the load generator in a third process (fixed-rate phases on plain keep-alive sockets, as lean as wrk; sequential and stream measures through undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). Fixed rate = open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread as vegeta does), latency counted from each request's scheduled time. All times in ms.${PIN ? " --pin: the sidecar ran alone on the last CPU, everything else on the others." : ""}`,
+    `Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process, plain sockets), the load generator in a third process (fixed-rate phases on plain keep-alive sockets, as lean as wrk; sequential and stream measures through undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). Fixed rate = open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread as vegeta does), latency counted from each request's scheduled time; 20 one-second sidecar phases at 1,000 rps (20,000 requests per target), 10 at the other rates. The load generator, the upstream and the stub control plane run with --single-threaded-gc --no-memory-reducer (their GC helper threads otherwise held both cores for milliseconds at a time; BENCH_FIXTURE_EXEC_ARGV overrides). All times in ms.${PIN ? " --pin: the sidecar ran alone on the last CPU, everything else on the others." : ""}`,
     "",
   );
   lines.push(
@@ -1194,7 +1219,11 @@ if (args.role === "upstream") runUpstream();
 else if (args.role === "bare") runBare();
 else if (args.role === "sidecar") await runSidecar();
 else if (args.role === "loadgen") runLoadgen();
-else {
+else if (FIXTURE_NODE_FLAGS.some((f) => !process.execArgv.includes(f))) {
+  // The orchestrator hosts the stub control plane: it runs with the fixtures' node flags too.
+  const r = spawnSync(process.execPath, [...FIXTURE_NODE_FLAGS, ...process.execArgv, HERE, ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(r.status ?? 1);
+} else {
   await main().catch((e: unknown) => {
     // a child that failed to start must not keep this process (and the others) alive
     process.stderr.write(`benchmark failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
