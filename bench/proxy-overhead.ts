@@ -21,8 +21,8 @@
 // load is open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread, as
 // vegeta sends), and each latency counts from the request's scheduled time.
 //
-//   node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too]
-// Writes bench/results/proxy-overhead.json and bench/results/proxy-overhead.md.
+//   node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too] [--memory-limit-mib N]
+// (--memory-limit-mib: the sidecar runs in a memory cgroup of N MiB, as in a container; needs root.) Writes bench/results/proxy-overhead.json and bench/results/proxy-overhead.md.
 // Diagnostics (print only): --rate-only <rps> [--phases N] [--profile F] [--heap-profile F] runs just the
 // fixed-rate phases (1 KB) and prints the sidecar's own X-Service-Overhead-Ms at that rate, its event-loop
 // delay, GC pauses by kind, time its main thread waited for a CPU, and the CPU each process used (also
@@ -31,7 +31,8 @@
 // BENCH_SLOW_DUMP=<file> writes every fixed-rate request (target, phase, index, latency, the sidecar's
 // X-Service-Overhead-Ms, scheduled time in epoch ms) to find when the slow ones came, and
 // BENCH_GC_DUMP=<file> the sidecar's GC pauses (epoch ms, duration) to set beside them. --pin (any mode) gives the sidecar the last
-// CPU to itself and the other processes the rest (taskset).
+// CPU to itself and the other processes the rest (taskset). BENCH_FIXTURE_EXEC_ARGV replaces the node
+// flags of the load generator, the upstream and this process (FIXTURE_NODE_FLAGS).
 
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Worker } from "node:worker_threads";
@@ -39,11 +40,13 @@ import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import http2 from "node:http2";
 import { LeanPool, leanUpstream, requestBytes } from "./support/lean-http.js";
+import { createMemoryCgroup } from "./support/memory-cgroup.js";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { getHeapStatistics } from "node:v8";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -77,9 +80,13 @@ const { values: args } = parseArgs({
     phases: { type: "string" },
     /** Pin the sidecar (all its threads) to the last CPU and every other process (load generator, upstream, stub control plane, wrk) to the others. */
     pin: { type: "boolean", default: false },
+    /** Run the sidecar in a memory cgroup with this limit (MiB), as a container would; needs root (support/memory-cgroup.ts). */
+    "memory-limit-mib": { type: "string" },
   },
 });
 const QUICK = args.quick === true;
+const MEMORY_LIMIT_MIB = args["memory-limit-mib"] ? Number(args["memory-limit-mib"]) : undefined;
+if (MEMORY_LIMIT_MIB !== undefined && !(MEMORY_LIMIT_MIB > 0)) throw new Error("--memory-limit-mib takes a positive number of MiB");
 if (args.profile && args["heap-profile"]) throw new Error("--profile and --heap-profile use the same inspector session: pass one of them");
 const HERE = fileURLToPath(import.meta.url);
 const REPO = fileURLToPath(new URL("../", import.meta.url));
@@ -274,7 +281,7 @@ function processProbe(extraStats: () => Record<string, unknown>): (m: Msg) => bo
           return undefined;
         }
       })();
-      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, maxRss, cpu: process.cpuUsage(), loopMs, gc, sched, ...extraStats() });
+      process.send!({ id: m.id, type: "stats", rss: mem.rss, heapUsed: mem.heapUsed, heapLimit: getHeapStatistics().heap_size_limit, maxRss, cpu: process.cpuUsage(), loopMs, gc, sched, ...extraStats() });
       if (m.resetPeak) maxRss = mem.rss;
       if (m.resetLoop) {
         loop.reset();
@@ -654,10 +661,10 @@ function pinProcess(pid: number | undefined, cpus: string): void {
 const FIXTURE_NODE_FLAGS = process.env.BENCH_FIXTURE_EXEC_ARGV !== undefined ? process.env.BENCH_FIXTURE_EXEC_ARGV.split(" ").filter(Boolean) : ["--single-threaded-gc", "--no-memory-reducer"];
 
 /** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/), with the image's node flags. */
-function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = []): Child {
+function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = [], execPath?: string): Child {
   const loader = role === "sidecar" ? "./bin/typescript/register.js" : "tsx";
   const flags = role === "sidecar" ? sidecarImageNodeFlags() : role === "bare" ? [] : FIXTURE_NODE_FLAGS;
-  const child = new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: [...flags, "--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+  const child = new Child(fork(HERE, ["--role", role], { cwd: REPO, execArgv: [...flags, "--import", loader, ...execArgv], env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"], ...(execPath ? { execPath } : {}) }));
   // Threads the child starts later (the spool's, libuv's pool) inherit the affinity of the thread that starts them.
   pinProcess(child.proc.pid, role === "sidecar" || role === "bare" ? SIDECAR_CPU : OTHER_CPUS);
   return child;
@@ -753,6 +760,8 @@ interface SidecarStats {
   gc: { count: number; totalMs: number; p99Ms: number; maxMs: number; kinds: Record<string, { n: number; ms: number; maxMs: number }> };
   rss: number;
   heapUsed: number;
+  /** V8's heap size limit (under a memory cgroup, node sizes it from the group's limit). */
+  heapLimit?: number;
   maxRss: number;
   cpu: { user: number; system: number };
 }
@@ -786,7 +795,8 @@ async function main(): Promise<void> {
       // BENCH_SIDECAR_CONFIG='{"SPOOL_FSYNC_INTERVAL_MS":"100"}': sidecar settings to try (diagnostics)
       ...(process.env.BENCH_SIDECAR_CONFIG ? (JSON.parse(process.env.BENCH_SIDECAR_CONFIG) as Record<string, string>) : {}),
     };
-    const sidecar = spawnRole(variant.role ?? "sidecar", { BENCH_SIDECAR_ENV: JSON.stringify(sidecarEnv), BENCH_UPSTREAM: upstreamUrl }, process.env.BENCH_SIDECAR_EXEC_ARGV ? process.env.BENCH_SIDECAR_EXEC_ARGV.split(" ") : []);
+    const cgroup = MEMORY_LIMIT_MIB ? createMemoryCgroup(`agentgov-bench-${process.pid}-${variant.name}`, MEMORY_LIMIT_MIB, dataDir, process.execPath) : undefined;
+    const sidecar = spawnRole(variant.role ?? "sidecar", { BENCH_SIDECAR_ENV: JSON.stringify(sidecarEnv), BENCH_UPSTREAM: upstreamUrl }, process.env.BENCH_SIDECAR_EXEC_ARGV ? process.env.BENCH_SIDECAR_EXEC_ARGV.split(" ") : [], cgroup?.wrapper);
     const sidecarUrl = String((await sidecar.ready).url);
     const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
     await loadgen.ready;
@@ -942,6 +952,11 @@ async function main(): Promise<void> {
     sidecar.proc.send({ type: "stop" });
     await Promise.race([new Promise((r) => sidecar.proc.once("exit", r)), sleep(15_000)]);
     if (sidecar.proc.exitCode === null) sidecar.proc.kill("SIGKILL");
+    if (cgroup) {
+      out.memoryLimit = { limitMiB: MEMORY_LIMIT_MIB, cgroupVersion: cgroup.version, heapLimitMiB: mib(end.heapLimit ?? NaN), ...cgroup.stats() };
+      process.stdout.write(`[${variant.name}] memory cgroup (v${cgroup.version}, limit ${MEMORY_LIMIT_MIB} MiB): ${JSON.stringify(out.memoryLimit)}\n`);
+      cgroup.remove();
+    }
     rmSync(dataDir, { recursive: true, force: true });
   }
   upstream.proc.kill();
@@ -1199,7 +1214,10 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
       const self = Number.isFinite(s.sequential.overheadHeader.p50) ? `; sidecar self-reported X-Service-Overhead-Ms (sequential) p50 ${s.sequential.overheadHeader.p50}, p99 ${s.sequential.overheadHeader.p99}` : "";
       lines.push(`- ${label}: max sustained throughput of one process ≈ **${s.maxSustainedRps.rps} rps** (closed loop, concurrency ${s.maxSustainedRps.concurrency})${self}; peak RSS ${s.rssPeakMiB} MiB.`);
     }
-    lines.push(`- Memory: RSS idle ${v.rssIdleMiB} MiB, after the run ${v.rssEndMiB} MiB (heap used ${v.heapUsedEndMiB} MiB).`, "");
+    lines.push(`- Memory: RSS idle ${v.rssIdleMiB} MiB, after the run ${v.rssEndMiB} MiB (heap used ${v.heapUsedEndMiB} MiB).`);
+    const limit = v.memoryLimit as { limitMiB: number; cgroupVersion: number; heapLimitMiB: number; peakMiB: number; limitHits: number; oomKills: number } | undefined;
+    if (limit) lines.push(`- Memory limit: the sidecar ran in a cgroup (v${limit.cgroupVersion}) limited to ${limit.limitMiB} MiB, as in a container. The kernel's peak charge for it was ${limit.peakMiB} MiB (RSS plus the page cache of its spool files, which the kernel reclaims first); the limit was reached ${limit.limitHits}×; OOM kills: ${limit.oomKills}. V8 sized its heap limit to ${limit.heapLimitMiB} MiB under it.`);
+    lines.push("");
     const prof = v.cpuProfile1KB as { requests: number; rps: number; cpuUsPerRequest: number; categories: { category: string; usPerRequest: number; percent: number }[] } | undefined;
     if (prof) {
       lines.push(`### Where the sidecar's CPU goes (1 KB, closed loop c=32, ${prof.rps} rps, ${prof.cpuUsPerRequest} µs of CPU per request incl. the spool's threads)`, "");
@@ -1209,7 +1227,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
     }
   }
   lines.push("Targets: added p50 ≤ 0.5 ms and p99 ≤ 2 ms at 1,000 rps; stream TTFB added ≤ 0.5 ms.", "");
-  lines.push("Run: `node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too]` (wrk is used for the closed-loop runs when installed: `apt-get install -y wrk`); `--rate-only 1000` for the diagnostics of one fixed rate.");
+  lines.push("Run: `node --import tsx bench/proxy-overhead.ts [--quick] [--gate-off-too] [--fsync-too] [--bare-too] [--memory-limit-mib 512]` (wrk is used for the closed-loop runs when installed: `apt-get install -y wrk`); `--rate-only 1000` for the diagnostics of one fixed rate.");
   return `${lines.join("\n")}\n`;
 }
 
