@@ -1216,7 +1216,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
     }
     lines.push(`- Memory: RSS idle ${v.rssIdleMiB} MiB, after the run ${v.rssEndMiB} MiB (heap used ${v.heapUsedEndMiB} MiB).`);
     const limit = v.memoryLimit as { limitMiB: number; cgroupVersion: number; heapLimitMiB: number; peakMiB: number; limitHits: number; oomKills: number } | undefined;
-    if (limit) lines.push(`- Memory limit: the sidecar ran in a cgroup (v${limit.cgroupVersion}) limited to ${limit.limitMiB} MiB, as in a container. The kernel's peak charge for it was ${limit.peakMiB} MiB (RSS plus the page cache of its spool files, which the kernel reclaims first); the limit was reached ${limit.limitHits}×; OOM kills: ${limit.oomKills}. V8 sized its heap limit to ${limit.heapLimitMiB} MiB under it.`);
+    if (limit) lines.push(`- Memory limit: the sidecar ran in a cgroup (v${limit.cgroupVersion}) limited to ${limit.limitMiB} MiB, as in a container. The kernel's peak charge for it was ${limit.peakMiB} MiB (its RSS plus the page cache of the files it wrote, such as the spool segments, which the kernel reclaims before it kills anything); the limit was reached ${limit.limitHits}×; OOM kills: ${limit.oomKills}. V8 sized its heap limit to ${limit.heapLimitMiB} MiB under it.`);
     lines.push("");
     const prof = v.cpuProfile1KB as { requests: number; rps: number; cpuUsPerRequest: number; categories: { category: string; usPerRequest: number; percent: number }[] } | undefined;
     if (prof) {
