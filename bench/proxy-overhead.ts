@@ -40,7 +40,7 @@ import { createHash } from "node:crypto";
 import { createServer } from "node:http";
 import http2 from "node:http2";
 import { LeanPool, leanUpstream, requestBytes } from "./support/lean-http.js";
-import { createMemoryCgroup } from "./support/memory-cgroup.js";
+import { createMemoryCgroup, type MemoryCgroup } from "./support/memory-cgroup.js";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -766,6 +766,16 @@ interface SidecarStats {
   cpu: { user: number; system: number };
 }
 
+/** What the variant's memory cgroup saw (printed and returned); the group is removed once its sidecar has exited. */
+async function closeCgroup(variant: string, cgroup: MemoryCgroup, sidecar: Child, heapLimit: number | undefined): Promise<Record<string, unknown>> {
+  if (sidecar.proc.exitCode === null && sidecar.proc.signalCode === null) await new Promise((r) => sidecar.proc.once("exit", r));
+  const { peakBytes, limitHits, oomKills } = cgroup.stats();
+  const seen = { limitMiB: MEMORY_LIMIT_MIB, cgroupVersion: cgroup.version, heapLimitMiB: mib(heapLimit ?? NaN), peakMiB: mib(peakBytes), limitHits, oomKills };
+  process.stdout.write(`[${variant}] memory cgroup (v${cgroup.version}, limit ${MEMORY_LIMIT_MIB} MiB): ${JSON.stringify(seen)}\n`);
+  cgroup.remove();
+  return seen;
+}
+
 async function main(): Promise<void> {
   hiccups = await measureHiccups(5000);
   process.stdout.write(`machine hiccups: ${hiccups}\n`);
@@ -850,6 +860,7 @@ async function main(): Promise<void> {
       const selfReported = o.overheadHeader.filter(Number.isFinite).sort((x, y) => x - y);
       process.stdout.write(`[${variant.name}] ${size} B ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}peak RSS ${(after.maxRss / 1048576).toFixed(0)} MiB; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
+      if (cgroup) await closeCgroup(variant.name, cgroup, sidecar, after.heapLimit);
       rmSync(dataDir, { recursive: true, force: true });
       continue;
     }
@@ -862,6 +873,7 @@ async function main(): Promise<void> {
       await sidecar.ask({ type: "profile-stop", file: args.profile });
       process.stdout.write(`wrote ${args.profile}\n`);
       for (const c of [sidecar, upstream, loadgen]) c.proc.kill("SIGKILL");
+      if (cgroup) await closeCgroup(variant.name, cgroup, sidecar, undefined);
       process.exit(0);
     }
 
@@ -952,11 +964,7 @@ async function main(): Promise<void> {
     sidecar.proc.send({ type: "stop" });
     await Promise.race([new Promise((r) => sidecar.proc.once("exit", r)), sleep(15_000)]);
     if (sidecar.proc.exitCode === null) sidecar.proc.kill("SIGKILL");
-    if (cgroup) {
-      out.memoryLimit = { limitMiB: MEMORY_LIMIT_MIB, cgroupVersion: cgroup.version, heapLimitMiB: mib(end.heapLimit ?? NaN), ...cgroup.stats() };
-      process.stdout.write(`[${variant.name}] memory cgroup (v${cgroup.version}, limit ${MEMORY_LIMIT_MIB} MiB): ${JSON.stringify(out.memoryLimit)}\n`);
-      cgroup.remove();
-    }
+    if (cgroup) out.memoryLimit = await closeCgroup(variant.name, cgroup, sidecar, end.heapLimit);
     rmSync(dataDir, { recursive: true, force: true });
   }
   upstream.proc.kill();

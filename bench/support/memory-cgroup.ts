@@ -8,8 +8,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSyn
 import { join } from "node:path";
 
 export interface MemoryCgroupStats {
-  /** Highest charge seen, MiB (RSS + page cache + kernel memory charged to the group). */
-  peakMiB: number;
+  /** Highest charge seen, bytes (RSS + page cache + kernel memory charged to the group). */
+  peakBytes: number;
   /** Times a charge reached the limit (v1 failcnt, v2 memory.events "max"). */
   limitHits: number;
   oomKills: number;
@@ -28,7 +28,6 @@ const V2_ROOT = "/sys/fs/cgroup";
 const V1_ROOT = "/sys/fs/cgroup/memory";
 
 const read = (f: string): string => readFileSync(f, "utf8").trim();
-const mib = (bytes: number): number => Math.round((bytes / 1048576) * 10) / 10;
 
 /** Creates the group `name` with a memory limit of `limitMiB`, and its wrapper script in `scratchDir`. Throws a clear error when neither hierarchy can be used. */
 export function createMemoryCgroup(name: string, limitMiB: number, scratchDir: string, nodePath: string): MemoryCgroup {
@@ -60,13 +59,13 @@ export function createMemoryCgroup(name: string, limitMiB: number, scratchDir: s
   const stats = (): MemoryCgroupStats => {
     if (version === 1) {
       const oom = /oom_kill (\d+)/.exec(read(join(dir, "memory.oom_control")));
-      return { peakMiB: mib(Number(read(join(dir, "memory.max_usage_in_bytes")))), limitHits: Number(read(join(dir, "memory.failcnt"))), oomKills: Number(oom?.[1] ?? 0) };
+      return { peakBytes: Number(read(join(dir, "memory.max_usage_in_bytes"))), limitHits: Number(read(join(dir, "memory.failcnt"))), oomKills: Number(oom?.[1] ?? 0) };
     }
     const events = read(join(dir, "memory.events"));
     const field = (k: string) => Number(new RegExp(`^${k} (\\d+)$`, "m").exec(events)?.[1] ?? 0);
     // memory.peak appeared in Linux 5.19; before it, the current charge is the best there is
     const peak = existsSync(join(dir, "memory.peak")) ? read(join(dir, "memory.peak")) : read(join(dir, "memory.current"));
-    return { peakMiB: mib(Number(peak)), limitHits: field("max"), oomKills: field("oom_kill") };
+    return { peakBytes: Number(peak), limitHits: field("max"), oomKills: field("oom_kill") };
   };
   return {
     version,
