@@ -247,8 +247,10 @@ function processProbe(extraStats: () => Record<string, unknown>): (m: Msg) => bo
   let maxRss = process.memoryUsage().rss;
   let profiler: import("node:inspector/promises").Session | undefined;
   // What the sidecar's own event loop saw: delay histogram and GC pauses (reset by stats with resetLoop).
+  // Off unless BENCH_LOOP_DELAY=1: its 1 ms timer wakes the measured process 1,000 times a second, as
+  // many wake-ups as the requests themselves bring at 1,000 rps (more CPU, more chances to wait for a CPU).
   const loop = monitorEventLoopDelay({ resolution: 1 });
-  loop.enable();
+  if (process.env.BENCH_LOOP_DELAY === "1") loop.enable();
   let gcPauses: number[] = [];
   let gcKinds: Record<string, { n: number; ms: number; maxMs: number }> = {};
   const kindName: Record<number, string> = { 1: "minor", 2: "major", 4: "incremental", 8: "weakcb" };
