@@ -32,7 +32,10 @@
 // X-Service-Overhead-Ms, scheduled time in epoch ms) to find when the slow ones came, and
 // BENCH_GC_DUMP=<file> the sidecar's GC pauses (epoch ms, duration) to set beside them. --pin (any mode) gives the sidecar the last
 // CPU to itself and the other processes the rest (taskset). BENCH_FIXTURE_EXEC_ARGV replaces the node
-// flags of the load generator, the upstream and this process (FIXTURE_NODE_FLAGS).
+// flags of the load generator, the upstream and this process (FIXTURE_NODE_FLAGS). --ab (with --rate-only)
+// starts a second sidecar B with BENCH_AB_EXEC_ARGV / BENCH_AB_CONFIG and interleaves its phases with
+// the first's (direct, A, direct, B, ...; --phases counts direct phases): a paired comparison of one
+// setting, since the same setting's p99 moves by ±0.4 ms from one run to the next here.
 
 import { fork, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Worker } from "node:worker_threads";
@@ -80,6 +83,7 @@ const { values: args } = parseArgs({
     phases: { type: "string" },
     /** Pin the sidecar (all its threads) to the last CPU and every other process (load generator, upstream, stub control plane, wrk) to the others. */
     pin: { type: "boolean", default: false },
+    ab: { type: "boolean", default: false },
     /** Run the sidecar in a memory cgroup with this limit (MiB), as a container would; needs root (support/memory-cgroup.ts). */
     "memory-limit-mib": { type: "string" },
   },
@@ -387,6 +391,8 @@ function runBare(): void {
 interface Targets {
   direct: string;
   sidecar: string;
+  /** --ab: a second sidecar, measured in phases interleaved with the first's (diagnostics). */
+  sidecarB?: string;
   headers: Record<string, string>;
 }
 
@@ -431,8 +437,9 @@ function runLoadgen(): void {
   const pools = {
     direct: new Pool(t.direct, { connections: 512, keepAliveTimeout: 60_000 }),
     sidecar: new Pool(t.sidecar, { connections: 512, keepAliveTimeout: 60_000 }),
+    sidecarB: new Pool(t.sidecarB ?? t.sidecar, { connections: 512, keepAliveTimeout: 60_000 }),
   };
-  const paths = { direct: "/v1/chat/completions", sidecar: "/v1/proxy/openai/v1/chat/completions" };
+  const paths = { direct: "/v1/chat/completions", sidecar: "/v1/proxy/openai/v1/chat/completions", sidecarB: "/v1/proxy/openai/v1/chat/completions" };
   let counter = 0;
   type Which = keyof typeof pools;
 
@@ -443,7 +450,7 @@ function runLoadgen(): void {
     const res = await pools[which].request({
       path: paths[which],
       method: "POST",
-      headers: { "content-type": "application/json", authorization: "Bearer sk-bench", ...(which === "sidecar" ? t.headers : {}) },
+      headers: { "content-type": "application/json", authorization: "Bearer sk-bench", ...(which === "direct" ? {} : t.headers) },
       body,
     });
     const headersMs = performance.now() - t0;
@@ -466,7 +473,7 @@ function runLoadgen(): void {
   // phone number to the PII scan and set off the redact policy). The request buffers are reused once
   // their answer is in: a fresh 8 KB Buffer per request made the load generator's GC pause for up
   // to 12 ms (external memory), which both targets' latencies then carried.
-  const lean = { direct: new LeanPool(t.direct), sidecar: new LeanPool(t.sidecar) };
+  const lean = { direct: new LeanPool(t.direct), sidecar: new LeanPool(t.sidecar), sidecarB: new LeanPool(t.sidecarB ?? t.sidecar) };
   const templates = new Map<string, { bytes: Buffer; counterAt: number; free: Buffer[] }>();
   const COUNTER_WIDTH = 7;
   const counterWord = (n: number): string => {
@@ -479,9 +486,9 @@ function runLoadgen(): void {
     let tpl = templates.get(key);
     if (!tpl) {
       const bytes = requestBytes(
-        which === "direct" ? t.direct : t.sidecar,
+        which === "direct" ? t.direct : which === "sidecar" ? t.sidecar : (t.sidecarB ?? t.sidecar),
         paths[which],
-        { "content-type": "application/json", authorization: "Bearer sk-bench", ...(which === "sidecar" ? t.headers : {}) },
+        { "content-type": "application/json", authorization: "Bearer sk-bench", ...(which === "direct" ? {} : t.headers) },
         chatBody(size, counterWord(0), false),
       );
       tpl = { bytes, counterAt: bytes.indexOf(`Request ${counterWord(0)}. `) + "Request ".length, free: [] };
@@ -506,7 +513,7 @@ function runLoadgen(): void {
     const out = { direct: [] as number[], sidecar: [] as number[], directTtfb: [] as number[], sidecarTtfb: [] as number[], directHeaders: [] as number[], sidecarHeaders: [] as number[], overheadHeader: [] as number[], errors: 0 };
     for (let i = 0; i < n; i++) {
       // alternate the order so neither target always goes first
-      for (const which of (i % 2 === 0 ? ["direct", "sidecar"] : ["sidecar", "direct"]) as Which[]) {
+      for (const which of i % 2 === 0 ? (["direct", "sidecar"] as const) : (["sidecar", "direct"] as const)) {
         const r = await call(which, size, stream);
         if (!r.ok) out.errors++;
         out[which].push(r.ms);
@@ -525,12 +532,14 @@ function runLoadgen(): void {
    * quarter of the requests in pairs and measured the second of each pair queueing behind the first.
    */
   async function openLoop(size: number, rps: number, phases: number) {
-    const out = { direct: [] as number[], sidecar: [] as number[], overheadHeader: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0 }, lateSends: 0 };
+    const out = { direct: [] as number[], sidecar: [] as number[], sidecarB: [] as number[], overheadHeader: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0, sidecarB: 0 }, lateSends: 0 };
     const pending = new Set<Promise<void>>();
     const intervalMs = 1000 / rps;
     const slowDump: string[] = [];
+    // with a second sidecar (--ab): direct, A, direct, B, ... so that both meet the same machine
+    const cycle: Which[] = t.sidecarB ? ["direct", "sidecar", "direct", "sidecarB"] : ["direct", "sidecar"];
     for (let phase = 0; phase < phases * 2; phase++) {
-      const which: Which = phase % 2 === 0 ? "direct" : "sidecar";
+      const which: Which = cycle[phase % cycle.length]!;
       const start = performance.now() + 2;
       await pacer.run(performance.timeOrigin + start, intervalMs, rps, (k) => {
         const scheduled = start + k * intervalMs;
@@ -810,7 +819,19 @@ async function main(): Promise<void> {
     const cgroup = MEMORY_LIMIT_MIB ? createMemoryCgroup(`agentgov-bench-${process.pid}-${variant.name}`, MEMORY_LIMIT_MIB, dataDir, process.execPath) : undefined;
     const sidecar = spawnRole(variant.role ?? "sidecar", { BENCH_SIDECAR_ENV: JSON.stringify(sidecarEnv), BENCH_UPSTREAM: upstreamUrl }, process.env.BENCH_SIDECAR_EXEC_ARGV ? process.env.BENCH_SIDECAR_EXEC_ARGV.split(" ") : [], cgroup?.wrapper);
     const sidecarUrl = String((await sidecar.ready).url);
-    const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
+    // --ab (with --rate-only): a second sidecar B with BENCH_AB_EXEC_ARGV / BENCH_AB_CONFIG on top of the
+    // first's settings, its fixed-rate phases interleaved with A's (direct, A, direct, B, ...), so that a
+    // setting is compared under the same machine conditions (run-to-run spread here is ±0.4 ms at p99).
+    const dataDirB = args.ab ? mkdtempSync(join(os.tmpdir(), "agentgov-bench-proxy-b-")) : undefined;
+    const sidecarB = dataDirB
+      ? spawnRole(
+          "sidecar",
+          { BENCH_SIDECAR_ENV: JSON.stringify({ ...sidecarEnv, DATA_DIR: dataDirB, ...(process.env.BENCH_AB_CONFIG ? (JSON.parse(process.env.BENCH_AB_CONFIG) as Record<string, string>) : {}) }), BENCH_UPSTREAM: upstreamUrl },
+          process.env.BENCH_AB_EXEC_ARGV ? process.env.BENCH_AB_EXEC_ARGV.split(" ") : [],
+        )
+      : undefined;
+    const sidecarBUrl = sidecarB ? String((await sidecarB.ready).url) : undefined;
+    const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, ...(sidecarBUrl ? { sidecarB: sidecarBUrl } : {}), headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
     await loadgen.ready;
     const stats = () => sidecar.ask<SidecarStats>({ type: "stats" });
     const idle = await stats();
@@ -823,7 +844,12 @@ async function main(): Promise<void> {
     if (args["rate-only"]) {
       const rps = Number(args["rate-only"]);
       const size = Number(args.size ?? 1024);
-      type Open = { direct: number[]; sidecar: number[]; overheadHeader: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
+      type Open = { direct: number[]; sidecar: number[]; sidecarB: number[]; overheadHeader: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
+      if (sidecarB) {
+        // B's warm-up: as many calls as A's, sequential then concurrent
+        await loadgen.ask({ type: "closedLoop", which: "sidecarB", size, concurrency: 1, ms: 4000 });
+        await loadgen.ask({ type: "closedLoop", which: "sidecarB", size, concurrency: 32, ms: 3000 });
+      }
       {
         const b = await stats();
         await loadgen.ask({ type: "sequential", size, n: 2000, stream: false });
@@ -857,10 +883,17 @@ async function main(): Promise<void> {
         await sidecar.ask({ type: "profile-stop", file: `${args.profile}.${variant.name}` });
         for (const c of profileCategories(`${args.profile}.${variant.name}`, o.sidecar.length)) process.stdout.write(`  ${c.category}: ${c.usPerRequest} µs/request\n`);
       }
+      if (sidecarB) {
+        const b = added(o.direct, o.sidecarB);
+        const bs = await sidecarB.ask<SidecarStats>({ type: "stats" });
+        process.stdout.write(`[B: ${process.env.BENCH_AB_EXEC_ARGV ?? ""} ${process.env.BENCH_AB_CONFIG ?? ""}] ${size} B ${rps} rps: added p50 ${b.addedP50} p99 ${b.addedP99} (sidecar p50 ${b.sidecar.p50} p99 ${b.sidecar.p99} max ${b.sidecar.max}); GC ${bs.gc.count} pauses, ${bs.gc.totalMs.toFixed(0)} ms total, p99 ${bs.gc.p99Ms.toFixed(2)} max ${bs.gc.maxMs.toFixed(2)} ms\n`);
+        sidecarB.proc.kill("SIGKILL");
+        rmSync(dataDirB!, { recursive: true, force: true });
+      }
       const a = added(o.direct, o.sidecar);
       const cpuUs = ((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / o.sidecar.length);
       const selfReported = o.overheadHeader.filter(Number.isFinite).sort((x, y) => x - y);
-      process.stdout.write(`[${variant.name}] ${size} B ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} ${process.env.BENCH_LOOP_DELAY === "1" ? `sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms;` : ""} GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}peak RSS ${(after.maxRss / 1048576).toFixed(0)} MiB; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
+      process.stdout.write(`[${variant.name}] ${size} B ${rps} rps: added p50 ${a.addedP50} p99 ${a.addedP99} (direct p50 ${a.direct.p50} p99 ${a.direct.p99}; sidecar p50 ${a.sidecar.p50} p99 ${a.sidecar.p99} max ${a.sidecar.max}) errors ${o.errors};${selfReported.length ? ` X-Service-Overhead-Ms p50 ${percentile(selfReported, 50)} p99 ${percentile(selfReported, 99)};` : ""} ${process.env.BENCH_LOOP_DELAY === "1" ? `sidecar loop delay p50 ${after.loopMs.p50.toFixed(2)} p99 ${after.loopMs.p99.toFixed(2)} max ${after.loopMs.max.toFixed(2)} ms; ` : ""}GC ${after.gc.count} pauses, ${after.gc.totalMs.toFixed(0)} ms total, p99 ${after.gc.p99Ms.toFixed(2)} max ${after.gc.maxMs.toFixed(2)} ms (${Object.entries(after.gc.kinds).map(([k, v]) => `${k} ${v.n}× ${v.ms.toFixed(0)} ms max ${v.maxMs.toFixed(1)}`).join(", ")}); ~${cpuUs.toFixed(0)} µs CPU/sidecar request incl. idle work; ${after.gate && after.spool && before.spool ? `budget entries ${after.budgetEntries}; gate held p50 ${after.gate.heldP50Ms} p99 ${after.gate.heldP99Ms} max ${after.gate.heldMaxMs} ms; spool depth ${after.spool.depth} (high ${after.spool.highWaterDepth}, commits ${after.spool.commits - before.spool.commits}); ` : ""}peak RSS ${(after.maxRss / 1048576).toFixed(0)} MiB; main thread ran ${(after.sched!.runMs - before.sched!.runMs).toFixed(0)} ms, waited for a CPU ${(after.sched!.waitMs - before.sched!.waitMs).toFixed(0)} ms in ${after.sched!.slices - before.sched!.slices} slices\n`);
       for (const c of [sidecar, loadgen]) c.proc.kill("SIGKILL");
       if (cgroup) await closeCgroup(variant.name, cgroup, sidecar, after.heapLimit);
       rmSync(dataDir, { recursive: true, force: true });
