@@ -829,7 +829,7 @@ async function main(): Promise<void> {
     // --ab (with --rate-only): a second sidecar B with BENCH_AB_EXEC_ARGV / BENCH_AB_CONFIG on top of the
     // first's settings, its fixed-rate phases interleaved with A's (direct, A, direct, B, ...), so that a
     // setting is compared under the same machine conditions (run-to-run spread here is ±0.4 ms at p99).
-    const dataDirB = args.ab ? mkdtempSync(join(os.tmpdir(), "agentgov-bench-proxy-b-")) : undefined;
+    const dataDirB = args.ab && args["rate-only"] ? mkdtempSync(join(os.tmpdir(), "agentgov-bench-proxy-b-")) : undefined;
     const sidecarB = dataDirB
       ? spawnRole(
           "sidecar",
