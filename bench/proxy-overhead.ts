@@ -679,6 +679,11 @@ function pinProcess(pid: number | undefined, cpus: string): void {
 const FIXTURE_NODE_FLAGS = process.env.BENCH_FIXTURE_EXEC_ARGV !== undefined ? process.env.BENCH_FIXTURE_EXEC_ARGV.split(" ").filter(Boolean) : ["--single-threaded-gc", "--no-memory-reducer"];
 
 /** A child process running this file in one role; the sidecar loads TypeScript as the CLI and the images do (bin/typescript/), with the image's node flags. */
+/** Node flags from an environment variable (space-separated), for the diagnostics. */
+const envFlags = (name: string): string[] => process.env[name]?.split(" ").filter(Boolean) ?? [];
+/** Sidecar settings from an environment variable holding a JSON object, for the diagnostics. */
+const envSettings = (name: string): Record<string, string> => (process.env[name] ? (JSON.parse(process.env[name]) as Record<string, string>) : {});
+
 function spawnRole(role: string, env: Record<string, string>, execArgv: string[] = [], execPath?: string): Child {
   const loader = role === "sidecar" ? "./bin/typescript/register.js" : "tsx";
   const flags = role === "sidecar" ? sidecarImageNodeFlags() : role === "bare" ? [] : FIXTURE_NODE_FLAGS;
@@ -821,21 +826,17 @@ async function main(): Promise<void> {
       LOG_LEVEL: "warn",
       ...variant.env,
       // BENCH_SIDECAR_CONFIG='{"SPOOL_FSYNC_INTERVAL_MS":"100"}': sidecar settings to try (diagnostics)
-      ...(process.env.BENCH_SIDECAR_CONFIG ? (JSON.parse(process.env.BENCH_SIDECAR_CONFIG) as Record<string, string>) : {}),
+      ...envSettings("BENCH_SIDECAR_CONFIG"),
     };
     const cgroup = MEMORY_LIMIT_MIB ? createMemoryCgroup(`agentgov-bench-${process.pid}-${variant.name}`, MEMORY_LIMIT_MIB, dataDir, process.execPath) : undefined;
-    const sidecar = spawnRole(variant.role ?? "sidecar", { BENCH_SIDECAR_ENV: JSON.stringify(sidecarEnv), BENCH_UPSTREAM: upstreamUrl }, process.env.BENCH_SIDECAR_EXEC_ARGV ? process.env.BENCH_SIDECAR_EXEC_ARGV.split(" ") : [], cgroup?.wrapper);
+    const sidecar = spawnRole(variant.role ?? "sidecar", { BENCH_SIDECAR_ENV: JSON.stringify(sidecarEnv), BENCH_UPSTREAM: upstreamUrl }, envFlags("BENCH_SIDECAR_EXEC_ARGV"), cgroup?.wrapper);
     const sidecarUrl = String((await sidecar.ready).url);
     // --ab (with --rate-only): a second sidecar B with BENCH_AB_EXEC_ARGV / BENCH_AB_CONFIG on top of the
     // first's settings, its fixed-rate phases interleaved with A's (direct, A, direct, B, ...), so that a
     // setting is compared under the same machine conditions (run-to-run spread here is ±0.4 ms at p99).
     const dataDirB = args.ab && args["rate-only"] ? mkdtempSync(join(os.tmpdir(), "agentgov-bench-proxy-b-")) : undefined;
     const sidecarB = dataDirB
-      ? spawnRole(
-          "sidecar",
-          { BENCH_SIDECAR_ENV: JSON.stringify({ ...sidecarEnv, DATA_DIR: dataDirB, ...(process.env.BENCH_AB_CONFIG ? (JSON.parse(process.env.BENCH_AB_CONFIG) as Record<string, string>) : {}) }), BENCH_UPSTREAM: upstreamUrl },
-          process.env.BENCH_AB_EXEC_ARGV ? process.env.BENCH_AB_EXEC_ARGV.split(" ") : [],
-        )
+      ? spawnRole("sidecar", { BENCH_SIDECAR_ENV: JSON.stringify({ ...sidecarEnv, DATA_DIR: dataDirB, ...envSettings("BENCH_AB_CONFIG") }), BENCH_UPSTREAM: upstreamUrl }, envFlags("BENCH_AB_EXEC_ARGV"))
       : undefined;
     const sidecarBUrl = sidecarB ? String((await sidecarB.ready).url) : undefined;
     const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, ...(sidecarBUrl ? { sidecarB: sidecarBUrl } : {}), headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
@@ -874,6 +875,7 @@ async function main(): Promise<void> {
         if (steps.includes("200")) await loadgen.ask({ type: "openLoop", size: 1024, rps: 200, phases: 10 });
       }
       await sidecar.ask({ type: "stats", resetLoop: true });
+      await sidecarB?.ask({ type: "stats", resetLoop: true }); // its GC pauses too are counted from here
       if (args.profile) await sidecar.ask({ type: "profile-start" });
       if (args["heap-profile"]) await sidecar.ask({ type: "heap-start", live: process.env.BENCH_HEAP_LIVE === "promoted" ? "promoted" : process.env.BENCH_HEAP_LIVE === "1" });
       const before = await stats();
