@@ -539,6 +539,7 @@ function runLoadgen(): void {
    * quarter of the requests in pairs and measured the second of each pair queueing behind the first.
    */
   async function openLoop(size: number, rps: number, phases: number) {
+    if (RATE_CLIENT) return openLoopC(RATE_CLIENT, size, rps, phases);
     const out = { direct: [] as number[], sidecar: [] as number[], sidecarB: [] as number[], overheadHeader: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0, sidecarB: 0 }, lateSends: 0 };
     const pending = new Set<Promise<void>>();
     const intervalMs = 1000 / rps;
@@ -567,6 +568,54 @@ function runLoadgen(): void {
         void p.finally(() => pending.delete(p));
       });
       await Promise.all(pending); // the next phase starts once this one's requests are answered
+    }
+    if (process.env.BENCH_SLOW_DUMP) writeFileSync(process.env.BENCH_SLOW_DUMP, slowDump.join("\n"));
+    return out;
+  }
+
+  /**
+   * The same open loop, sent by support/rate-client.c (compiled by the orchestrator when gcc is there):
+   * one C thread instead of this process's event loop and pacer thread, so the load generator's CPU and
+   * GC pauses stop competing with the targets for the two cores. Same templates, same phases and cycle,
+   * same counting from the scheduled time; this process only waits for its output.
+   */
+  async function openLoopC(binary: string, size: number, rps: number, phases: number) {
+    const out = { direct: [] as number[], sidecar: [] as number[], sidecarB: [] as number[], overheadHeader: [] as number[], errors: 0, sent: { direct: 0, sidecar: 0, sidecarB: 0 }, lateSends: 0, clientCpuMs: 0 };
+    const cycle: Which[] = t.sidecarB ? ["direct", "sidecar", "direct", "sidecarB"] : ["direct", "sidecar"];
+    const names = [...new Set(cycle)];
+    const dir = mkdtempSync(join(os.tmpdir(), "agentgov-bench-rate-"));
+    const targetArgs = names.flatMap((which) => {
+      const tpl = template(which, size);
+      const file = join(dir, `${which}.http`);
+      writeFileSync(file, tpl.bytes);
+      const url = new URL(which === "direct" ? t.direct : which === "sidecar" ? t.sidecar : (t.sidecarB ?? t.sidecar));
+      return [url.hostname, url.port, file, String(tpl.counterAt)];
+    });
+    const argv = [String(rps), String(rps), String(phases * 2), cycle.map((w) => names.indexOf(w)).join(","), ...targetArgs];
+    const child = spawn(PIN ? "taskset" : binary, [...(PIN ? ["-c", OTHER_CPUS, binary] : []), ...argv], { stdio: ["ignore", "pipe", "inherit"] });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (b: Buffer) => chunks.push(b));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    rmSync(dir, { recursive: true, force: true });
+    if (code !== 0) throw new Error(`rate-client exited with ${code}`);
+    const slowDump: string[] = [];
+    for (const line of Buffer.concat(chunks).toString("latin1").split("\n")) {
+      if (line === "") continue;
+      const f = line.split(" ");
+      if (f[0] === "late" || f[0] === "cpu") {
+        if (f[0] === "late") out.lateSends = Number(f[1]);
+        else out.clientCpuMs = Number(f[1]);
+        continue;
+      }
+      const phase = Number(f[0]);
+      const which = cycle[phase % cycle.length]!;
+      const [ms, overhead, status] = [Number(f[2]), Number(f[3]), Number(f[4])];
+      out.sent[which]++;
+      if (status !== 200) out.errors++;
+      if (status === 0) continue; // a connection error: no latency to count
+      out[which].push(ms);
+      if (which === "sidecar") out.overheadHeader.push(overhead);
+      if (process.env.BENCH_SLOW_DUMP) slowDump.push(`${which} ${phase} ${f[1]} ${ms.toFixed(3)} ${overhead} ${f[5]}`);
     }
     if (process.env.BENCH_SLOW_DUMP) writeFileSync(process.env.BENCH_SLOW_DUMP, slowDump.join("\n"));
     return out;
@@ -659,6 +708,21 @@ function sidecarImageNodeFlags(): string[] {
 const PIN = args.pin === true;
 const SIDECAR_CPU = String(os.cpus().length - 1);
 const OTHER_CPUS = os.cpus().length > 1 ? `0-${os.cpus().length - 2}` : "0";
+/**
+ * The C fixed-rate load generator (support/rate-client.c), compiled once by the orchestrator into a
+ * temporary directory when gcc is installed (`apt-get install -y gcc`), and named to the load generator
+ * in BENCH_RATE_CLIENT; without gcc, or with BENCH_NODE_LOADGEN=1, the node open loop is used instead.
+ */
+const RATE_CLIENT = process.env.BENCH_RATE_CLIENT || undefined;
+function compileRateClient(): string | undefined {
+  if (process.env.BENCH_NODE_LOADGEN === "1") return undefined;
+  const out = join(mkdtempSync(join(os.tmpdir(), "agentgov-bench-cc-")), "rate-client");
+  const r = spawnSync("gcc", ["-O2", "-o", out, join(REPO, "bench/support/rate-client.c"), "-lm"], { encoding: "utf8" });
+  if (r.status === 0) return out;
+  process.stdout.write(`rate-client.c not compiled (${r.error?.message ?? r.stderr.trim()}): the node load generator sends the fixed-rate phases\n`);
+  return undefined;
+}
+
 /** Sets the CPU affinity of every thread of `pid` (taskset -a), when --pin is on. */
 function pinProcess(pid: number | undefined, cpus: string): void {
   if (!PIN || pid === undefined) return;
@@ -802,6 +866,7 @@ async function closeCgroup(variant: string, cgroup: MemoryCgroup, sidecar: Child
 async function main(): Promise<void> {
   hiccups = await measureHiccups(5000);
   process.stdout.write(`machine hiccups: ${hiccups}\n`);
+  const rateClient = compileRateClient();
   pinProcess(process.pid, OTHER_CPUS); // the stub control plane
   const { generateApiKey } = await import("../control-plane/src/domain/api-keys.js");
   const key = generateApiKey("ingest");
@@ -839,7 +904,7 @@ async function main(): Promise<void> {
       ? spawnRole("sidecar", { BENCH_SIDECAR_ENV: JSON.stringify({ ...sidecarEnv, DATA_DIR: dataDirB, ...envSettings("BENCH_AB_CONFIG") }), BENCH_UPSTREAM: upstreamUrl }, envFlags("BENCH_AB_EXEC_ARGV"))
       : undefined;
     const sidecarBUrl = sidecarB ? String((await sidecarB.ready).url) : undefined;
-    const loadgen = spawnRole("loadgen", { BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, ...(sidecarBUrl ? { sidecarB: sidecarBUrl } : {}), headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
+    const loadgen = spawnRole("loadgen", { ...(rateClient ? { BENCH_RATE_CLIENT: rateClient } : {}), BENCH_TARGETS: JSON.stringify({ direct: upstreamUrl, sidecar: sidecarUrl, ...(sidecarBUrl ? { sidecarB: sidecarBUrl } : {}), headers: { "x-service-key": key, "x-service-agent": cp.agentId } } satisfies Targets) });
     await loadgen.ready;
     const stats = () => sidecar.ask<SidecarStats>({ type: "stats" });
     const idle = await stats();
@@ -852,7 +917,7 @@ async function main(): Promise<void> {
     if (args["rate-only"]) {
       const rps = Number(args["rate-only"]);
       const size = Number(args.size ?? 1024);
-      type Open = { direct: number[]; sidecar: number[]; sidecarB: number[]; overheadHeader: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number };
+      type Open = { direct: number[]; sidecar: number[]; sidecarB: number[]; overheadHeader: number[]; errors: number; sent: { direct: number; sidecar: number }; lateSends: number; clientCpuMs?: number };
       if (sidecarB) {
         // B's warm-up: as many calls as A's, sequential then concurrent
         await loadgen.ask({ type: "closedLoop", which: "sidecarB", size, concurrency: 1, ms: 4000 });
@@ -886,7 +951,7 @@ async function main(): Promise<void> {
       const o = await loadgen.ask<Open>({ type: "openLoop", size, rps, phases: Number(args.phases ?? 10) });
       const after = await stats();
       const others = [loadgen, upstream].map((c) => procCpuMs(c.proc.pid)).concat(procCpuMs(process.pid)).map((v, i) => v - othersBefore[i]!);
-      process.stdout.write(`  CPU during the run (ms): loadgen ${others[0]}, upstream ${others[1]}, stub control plane ${others[2]}, sidecar ${Math.round((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / 1000)}\n`);
+      process.stdout.write(`  CPU during the run (ms): loadgen ${others[0]! + Math.round(o.clientCpuMs ?? 0)}${o.clientCpuMs === undefined ? "" : " (C rate client)"}, upstream ${others[1]}, stub control plane ${others[2]}, sidecar ${Math.round((after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / 1000)}\n`);
       if (args["heap-profile"]) await sidecar.ask({ type: "heap-stop", file: `${args["heap-profile"]}.${variant.name}` });
       if (args.profile) {
         await sidecar.ask({ type: "profile-stop", file: `${args.profile}.${variant.name}` });
