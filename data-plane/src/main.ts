@@ -20,6 +20,7 @@ import { RateLimiter } from "./limits/rate-limiter.js";
 import { BudgetLedger } from "./limits/budget.js";
 import { restoreSpendFromSpool, withAckHook } from "./limits/spool-spend.js";
 import { createProxyHandler } from "./proxy/handler.js";
+import { answerClientError } from "./proxy/client-error.js";
 import { governStream } from "./policy/stream/index.js";
 import { closeHttpServer, createServiceLogger, createSidecarOps, otlpConfigFromEnv, type SidecarOps } from "./observability/index.js";
 
@@ -135,6 +136,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
       else res.destroy();
     });
   }));
+  server.on("clientError", answerClientError);
   await new Promise<void>((ok, fail) => {
     server.once("error", fail);
     server.listen(config.SIDECAR_PORT, config.SIDECAR_HOST, () => ok());

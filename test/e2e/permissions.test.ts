@@ -16,11 +16,14 @@ type Scope = (typeof SCOPES)[number];
 const KEY_SCOPES = ["api", "agent", "ingest"] as const;
 type KeyScope = (typeof KEY_SCOPES)[number];
 
-/** The spec's key-scope table, restated: api all; agent reads agents, traces (and policies); ingest no REST. */
+/**
+ * The spec's key-scope table, restated: api all; agent reads agents, traces (their stats included, whose
+ * team scope is costs:read) and policies; ingest no REST.
+ */
 function keyScopeAllows(k: KeyScope, need: Scope): boolean {
   if (k === "api") return true;
   if (k === "ingest") return false;
-  return need === "agents:read" || need === "traces:read" || need === "policies:read";
+  return need === "agents:read" || need === "traces:read" || need === "policies:read" || need === "costs:read";
 }
 
 const writeOf = (s: Scope): Scope | undefined => {

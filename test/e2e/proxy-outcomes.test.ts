@@ -6,7 +6,7 @@
 // provider that compresses anyway.
 import test, { type ExecutionContext } from "ava";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import type { Sidecar } from "@agentgov/data-plane";
 import { eventually } from "../harness/stack.js";
@@ -126,6 +126,46 @@ test.serial("refusals before the agent is known: 401, 403, 404, 400, 413, each w
   const later = await rawCall(url, { headers: ok, body: CHAT });
   await w.trace(String(later.headers["x-service-trace-id"]));
   for (const id of refused) t.is(await w.stack.cp.traces.get(w.stack.cp.tenantId, id), null);
+});
+
+/** Sends raw bytes on a fresh connection and parses the one answer (status, headers, body) until the server closes. */
+function rawExchange(url: string, bytes: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(bytes));
+    const parts: Buffer[] = [];
+    socket.on("data", (c: Buffer) => parts.push(c));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const text = Buffer.concat(parts).toString("utf8");
+      const [head = "", body = ""] = text.split("\r\n\r\n");
+      const [statusLine = "", ...lines] = head.split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const l of lines) headers[l.slice(0, l.indexOf(":")).toLowerCase()] = l.slice(l.indexOf(":") + 1).trim();
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body });
+    });
+  });
+}
+
+test.serial("requests node:http's parser refuses (oversized headers, malformed request line or Content-Length) get the error shape and the X-Service-* headers", async (t) => {
+  const cases: [string, string, number, string][] = [
+    ["20 KB of headers", `POST /v1/proxy/openai/chat/completions HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`, 431, "request_header_fields_too_large"],
+    ["garbage request line", "GARBAGE\r\n\r\n", 400, "bad_request"],
+    ["Content-Length: abc", "POST /v1/proxy/openai/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}", 400, "bad_request"],
+  ];
+  for (const [label, bytes, status, code] of cases) {
+    const r = await rawExchange(w.sidecar.url, bytes);
+    t.is(r.status, status, label);
+    t.is(r.headers["content-type"], "application/json", label);
+    t.regex(r.headers["x-service-trace-id"] ?? "", /^trc_[0-9A-Z]{26}$/, label);
+    t.is(r.headers["x-service-cost"], "0", label);
+    t.is(r.headers["x-service-policies"], "0", label);
+    t.regex(r.headers["x-service-overhead-ms"] ?? "", /^\d+\.\d{3}$/, label);
+    const body = JSON.parse(r.body) as { error: { code: string; message: string; request_id: string } };
+    t.is(body.error.code, code, label);
+    t.is(body.error.request_id, r.headers["x-request-id"] ?? "(none)", label);
+    t.is(Number(r.headers["content-length"]), Buffer.byteLength(r.body), label);
+  }
 });
 
 test.serial("a paused agent gets 403 agent_paused (traced as blocked); an archived agent 404", async (t) => {

@@ -141,6 +141,22 @@ test("GET /v1/traces: the cursor walks every trace of the window once, in order;
   t.is(inverted.status, 400);
 });
 
+test("GET /v1/traces: since defaults to one hour before now, also when until is given", async (t) => {
+  // until far ahead: the window is [now − 1 h, until], so the recent traces are there and the older ones not
+  const future = await stack.api.get<ListA>(`/v1/traces?until=2200-01-01&limit=200`);
+  t.is(future.status, 200);
+  t.deepEqual(ids(future.body.data), ids(inWindow(Date.now() - HOUR, Date.now())));
+  t.true(future.body.data.some((x) => x.id === tr.a1!.id));
+  t.false(future.body.data.some((x) => x.id === tr.b2!.id)); // two hours old
+  // until older than now − 1 h without since: an empty window, not an error
+  const old = await stack.api.get<ListA>(`/v1/traces?until=${enc(iso(T - 2 * HOUR))}`);
+  t.is(old.status, 200);
+  t.deepEqual(old.body, { data: [], has_more: false });
+  // the same until with an explicit since reaches back
+  const explicit = await stack.api.get<ListA>(`/v1/traces?since=${enc(iso(T - 3 * HOUR))}&until=${enc(iso(T - 2 * HOUR))}`);
+  t.deepEqual(ids(explicit.body.data), [tr.b2!.id]);
+});
+
 test("GET /v1/traces/{trace_id}: the full detail — texts, cost breakdown, evaluations, PII spans, timing", async (t) => {
   const src = tr.a1!;
   const r = await stack.api.get<Record<string, unknown>>(`/v1/traces/${src.id}`);
@@ -327,14 +343,14 @@ test("GET /api/traces/stats: groups by agent (current names), model and environm
   for (const g of byEnv.body.groups) check(g, groupOf((x) => x.environment).get(g.environment as string)!, `environment ${String(g.environment)}`);
 });
 
-test("scopes: an agent-scoped key reads traces but not stats (costs:read); an ingest key reads nothing", async (t) => {
+test("scopes: an agent-scoped key reads traces and their stats (its creator holds costs:read); an ingest key reads nothing", async (t) => {
   const mk = async (scope: string) => (await stack.api.post<{ data: { key: string } }>("/api/keys", { name: `traces ${scope}`, scope })).body.data.key;
   const agentKey = stack.api.withKey(await mk("agent"));
   t.is((await agentKey.get("/v1/traces")).status, 200);
   t.is((await agentKey.get(`/v1/traces/${tr.a1!.id}`)).status, 200);
   t.is((await agentKey.get("/api/traces")).status, 200);
   t.is((await agentKey.get(`/api/traces/${tr.a1!.id}`)).status, 200);
-  t.is((await agentKey.get("/api/traces/stats")).status, 403);
+  t.is((await agentKey.get("/api/traces/stats")).status, 200);
   const ingestKey = stack.api.withKey(await mk("ingest"));
   for (const p of ["/v1/traces", "/api/traces", "/api/traces/stats", `/api/traces/${tr.a1!.id}`]) t.is((await ingestKey.get(p)).status, 403, p);
 });

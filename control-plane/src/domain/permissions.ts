@@ -19,8 +19,12 @@ export interface Principal {
   teamScopes: ReadonlySet<TeamScope>;
 }
 
-/** The areas a key of each scope may touch; `agent` keys only read. */
-const READ_ONLY_AREAS_FOR_AGENT_KEYS = new Set(["agents", "traces", "policies"]);
+/**
+ * The areas an `agent` key may read (it never writes). The spec gives it "read-only access to agents
+ * and traces": trace statistics (`GET /api/traces/stats`, whose team scope is `costs:read`) are a read
+ * of traces, so `costs` reads pass the key check too — the key's creator must still hold `costs:read`.
+ */
+const READ_ONLY_AREAS_FOR_AGENT_KEYS = new Set(["agents", "traces", "policies", "costs"]);
 
 export function keyScopeAllows(scope: KeyScope, need: TeamScope): boolean {
   if (scope === "api") return true;

@@ -22,7 +22,7 @@ export function registerTraceRoutesA(router: Router<AppState>, registry: OpenAPI
     scope: "traces:read",
     query: z.object({
       agent_id: filterString.optional(),
-      since: timeBoundParam("start").optional().openapi({ description: "Inclusive; default one hour before until (or the cursor's window)" }),
+      since: timeBoundParam("start").optional().openapi({ description: "Inclusive; default one hour before now (or the cursor's window); an until older than that default gives an empty page" }),
       until: timeBoundParam("end").optional().openapi({ description: "Inclusive; default now (or the cursor's window)" }),
       status: z.enum(["success", "error", "blocked"]).optional(),
       has_pii: boolParam.optional().openapi({ description: "true: only traces with PII detections; false: only traces without" }),
@@ -36,8 +36,13 @@ export function registerTraceRoutesA(router: Router<AppState>, registry: OpenAPI
     handler: async (_ctx, { query, principal }) => {
       const cursor = query.cursor ? decodeTraceCursor(query.cursor) : undefined;
       const until = query.until ?? (cursor ? new Date(cursor.until) : new Date());
-      const since = query.since ?? (cursor ? new Date(cursor.since) : new Date(until.getTime() - HOUR_MS));
-      if (since.getTime() > until.getTime()) throw badRequest("since must not be after until", [{ path: "query.since", message: "after until" }]);
+      // The spec's default is one hour before *now*, whatever until says: an until older than that
+      // leaves an empty window (not an error: the caller did not set since).
+      const since = query.since ?? (cursor ? new Date(cursor.since) : new Date(Date.now() - HOUR_MS));
+      if (since.getTime() > until.getTime()) {
+        if (query.since) throw badRequest("since must not be after until", [{ path: "query.since", message: "after until" }]);
+        return { status: 200, body: { data: [], has_more: false } };
+      }
       const { traces, hasMore } = await fromStore(() =>
         deps.traces.listByCursor(principal.tenantId, {
           agentId: query.agent_id,
