@@ -87,7 +87,7 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   const writer = new IngestWriter(traces, meterStoredTraces(ops.metrics, makeAfterInsert(db, traces, (t) => hub.bump(t))), { log });
   const grpc: GrpcServer = await startGrpcServer({ host: config.HOST, port: config.GRPC_PORT, db, hub, writer, traces, ops });
 
-  const { app } = createRestApp({ db, traces, config, log, ops });
+  const { app } = createRestApp({ db, traces, config, log, ops, sync: hub });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, app.callback());
   await new Promise<void>((ok, fail) => {
     server.once("error", fail);

@@ -98,13 +98,23 @@ test.serial("DELETE /api/keys/:id: {success: true}; the key gets 401 on its very
   const b = await doomed.get<{ error: string }>("/api/keys");
   t.is(b.status, 401);
   t.is(typeof b.body.error, "string");
-  await eventually(async () => (await sidecarStatus(sidecar.url, key)) === 401);
+  // Not eventually: DELETE answers once the sidecars have been sent the removal.
+  t.is(await sidecarStatus(sidecar.url, key), 401);
   t.is((await stack.api.call("DELETE", `/api/keys/${id}`)).status, 404);
   t.is((await stack.api.call("DELETE", "/api/keys/key_01ZZZZZZZZZZZZZZZZZZZZZZZZ")).status, 404);
   const list = await stack.api.get<KeyList>("/api/keys?limit=500");
   t.false(list.body.data.some((k) => k.id === id));
   const audit = await stack.api.get<{ data: { action: string; targetId: string; actorKeyId: string }[] }>(`/api/audit?action=key.delete&targetId=${id}`);
   t.is(audit.body.data.length, 1);
+});
+
+test.serial("revocation is immediate at the sidecar: the first proxy call after DELETE answers is 401, round after round", async (t) => {
+  for (let round = 0; round < 15; round++) {
+    const { id, key } = (await stack.api.post<{ data: { id: string; key: string } }>("/api/keys", { name: `immediate ${round}`, scope: "ingest" })).body.data;
+    await eventually(async () => (await sidecarStatus(sidecar.url, key)) === 404); // known: passes the key check
+    t.is((await stack.api.call("DELETE", `/api/keys/${id}`)).status, 200);
+    t.is(await sidecarStatus(sidecar.url, key), 401, `round ${round}`);
+  }
 });
 
 test.serial("a key may delete itself; its own next request is 401", async (t) => {

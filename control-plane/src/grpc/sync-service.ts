@@ -11,7 +11,7 @@ import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { HeartbeatSchema, WatchResponseSchema, type Delta, type WatchRequest, type WatchResponse } from "@agentgov/proto";
 import type { ChangeRow } from "../stores/postgres/sync-changes.js";
 import type { Db } from "../stores/postgres/db.js";
-import type { SyncHub } from "../sync/hub.js";
+import type { StreamTracker, SyncHub } from "../sync/hub.js";
 import { buildDelta, buildSnapshot } from "../sync/snapshot.js";
 import { SettledVersion } from "../sync/settled-version.js";
 import { CHANGES_PAGE, canResume, changesBetween } from "../sync/change-window.js";
@@ -52,44 +52,57 @@ export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: num
   return {
     async *watch(req: WatchRequest, ctx: HandlerContext): AsyncGenerator<WatchResponse> {
       const { tenantId, keyId } = await authenticateSidecar(db, ctx);
-      let seen = hub.counter(tenantId);
-      let upTo = await settled.next();
-      const from = Number(req.resumeFromVersion);
-      let version: number;
-      if (await canResume(db, from, upTo)) {
-        version = from;
-        yield heartbeat(version);
-      } else {
-        version = upTo;
-        const snapshot = await buildSnapshot(db, tenantId);
-        yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "snapshot", value: snapshot } });
-      }
-      let lastSent = Date.now();
-      while (!ctx.signal.aborted) {
-        if (upTo > version) {
-          const { changes, delta } = await windowDelta(tenantId, version, upTo);
-          const full = changes.length === CHANGES_PAGE;
-          if (delta) {
-            version = full ? changes[changes.length - 1]!.version : upTo;
-            yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
-            lastSent = Date.now();
-            // The sidecar's own key was deleted (or its user deactivated): end the stream now rather
-            // than at the next reconnect; the sidecar keeps retrying and is refused until it has a valid key.
-            if (delta.removedKeyIds.includes(keyId)) throw new ConnectError("this sidecar's key was revoked", Code.Unauthenticated);
-            if (full) continue;
-          }
-          version = upTo;
-        }
-        if (Date.now() - lastSent >= HEARTBEAT_MS) {
-          yield heartbeat(version);
-          lastSent = Date.now();
-        }
-        const behind = hub.latestNotified(tenantId) > version;
-        await hub.wait(tenantId, seen, behind ? BEHIND_RETRY_MS : Math.max(10, HEARTBEAT_MS - (Date.now() - lastSent)), ctx.signal);
-        seen = hub.counter(tenantId);
-        if (ctx.signal.aborted) break;
-        upTo = await settled.next();
+      const tracker = hub.track(tenantId);
+      try {
+        yield* stream(tenantId, keyId, req, ctx, tracker);
+      } finally {
+        tracker.close();
       }
     },
   };
+
+  /** The stream of one sidecar; `tracker.sent(v)` after each message that covers version v. */
+  async function* stream(tenantId: string, keyId: string, req: WatchRequest, ctx: HandlerContext, tracker: StreamTracker): AsyncGenerator<WatchResponse> {
+    let seen = hub.counter(tenantId);
+    let upTo = await settled.next();
+    const from = Number(req.resumeFromVersion);
+    let version: number;
+    if (await canResume(db, from, upTo)) {
+      version = from;
+      yield heartbeat(version);
+    } else {
+      version = upTo;
+      const snapshot = await buildSnapshot(db, tenantId);
+      yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "snapshot", value: snapshot } });
+    }
+    tracker.sent(version);
+    let lastSent = Date.now();
+    while (!ctx.signal.aborted) {
+      if (upTo > version) {
+        const { changes, delta } = await windowDelta(tenantId, version, upTo);
+        const full = changes.length === CHANGES_PAGE;
+        if (delta) {
+          version = full ? changes[changes.length - 1]!.version : upTo;
+          yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
+          tracker.sent(version);
+          lastSent = Date.now();
+          // The sidecar's own key was deleted (or its user deactivated): end the stream now rather
+          // than at the next reconnect; the sidecar keeps retrying and is refused until it has a valid key.
+          if (delta.removedKeyIds.includes(keyId)) throw new ConnectError("this sidecar's key was revoked", Code.Unauthenticated);
+          if (full) continue;
+        }
+        version = upTo;
+        tracker.sent(version); // nothing of this tenant in the window: nothing to deliver up to upTo
+      }
+      if (Date.now() - lastSent >= HEARTBEAT_MS) {
+        yield heartbeat(version);
+        lastSent = Date.now();
+      }
+      const behind = hub.latestNotified(tenantId) > version;
+      await hub.wait(tenantId, seen, behind ? BEHIND_RETRY_MS : Math.max(10, HEARTBEAT_MS - (Date.now() - lastSent)), ctx.signal);
+      seen = hub.counter(tenantId);
+      if (ctx.signal.aborted) break;
+      upTo = await settled.next();
+    }
+  }
 }

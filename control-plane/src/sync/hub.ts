@@ -6,9 +6,25 @@ import { SYNC_CHANNEL } from "../stores/postgres/sync-changes.js";
 import { pruneChanges } from "./change-window.js";
 
 const PRUNE_EVERY_MS = 3600_000;
+/**
+ * How long a revocation (key deleted, user deactivated) waits for this replica's Sync streams to have
+ * sent it before answering anyway: a healthy stream takes milliseconds; a stuck one must not hold the
+ * caller (its sidecar then fails closed on staleness, DESIGN.md §9).
+ */
+export const REVOCATION_DELIVERY_WAIT_MS = 2000;
+
+/** One Sync stream of this replica, as the hub tracks what it has sent (see SyncHub.delivered). */
+export interface StreamTracker {
+  /** Every change of the tenant numbered ≤ version has been handed to the stream. */
+  sent(version: number): void;
+  close(): void;
+}
 
 export class SyncHub {
   private readonly counters = new Map<string, number>();
+  /** Per tenant, the version each open stream of this replica has sent. */
+  private readonly streams = new Map<string, Map<StreamTracker, number>>();
+  private readonly deliveryWaiters = new Set<{ tenantId: string; version: number; check(): void }>();
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Highest version announced by NOTIFY per tenant (a stream behind it has changes still to read). */
   private readonly notified = new Map<string, number>();
@@ -99,6 +115,60 @@ export class SyncHub {
       set.add(done);
       signal.addEventListener("abort", done);
     });
+  }
+
+  /** Registers a Sync stream of `tenantId` (call `close` when it ends). */
+  track(tenantId: string): StreamTracker {
+    const streams = this.streams.get(tenantId) ?? new Map<StreamTracker, number>();
+    this.streams.set(tenantId, streams);
+    const tracker: StreamTracker = {
+      sent: (version) => {
+        if (version <= (streams.get(tracker) ?? 0)) return;
+        streams.set(tracker, version);
+        this.checkDeliveries(tenantId);
+      },
+      close: () => {
+        streams.delete(tracker);
+        if (streams.size === 0 && this.streams.get(tenantId) === streams) this.streams.delete(tenantId);
+        this.checkDeliveries(tenantId);
+      },
+    };
+    streams.set(tracker, 0);
+    return tracker;
+  }
+
+  /**
+   * Wakes the tenant's streams and resolves true once every Sync stream of this replica for the tenant
+   * has sent `version` (or has closed), false after `timeoutMs`. What revocations wait for before they
+   * answer, so that a key deleted or a user deactivated is refused by the sidecars from the caller's
+   * next request on, not some milliseconds later. Streams held by other replicas are woken by NOTIFY
+   * and are not waited for.
+   */
+  delivered(tenantId: string, version: number, timeoutMs: number): Promise<boolean> {
+    const done = () => [...(this.streams.get(tenantId)?.values() ?? [])].every((v) => v >= version);
+    this.bump(tenantId);
+    if (done()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        tenantId,
+        version,
+        check: () => {
+          if (!done()) return;
+          finish(true);
+        },
+      };
+      const finish = (ok: boolean) => {
+        clearTimeout(timer);
+        this.deliveryWaiters.delete(waiter);
+        resolve(ok);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      this.deliveryWaiters.add(waiter);
+    });
+  }
+
+  private checkDeliveries(tenantId: string): void {
+    for (const w of [...this.deliveryWaiters]) if (w.tenantId === tenantId) w.check();
   }
 
   async close(): Promise<void> {

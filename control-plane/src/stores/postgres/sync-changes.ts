@@ -5,12 +5,14 @@ import type { Queryable } from "./db.js";
 export type ChangeKind = "agent" | "policy" | "key" | "user" | "spend";
 export const SYNC_CHANNEL = "agentgov_sync";
 
-export async function recordChange(db: Queryable, tenantId: string, kind: ChangeKind, entityId: string): Promise<void> {
-  await db.query(
+/** Logs a change for the tenant's sidecars and announces it (NOTIFY at commit); returns its version. */
+export async function recordChange(db: Queryable, tenantId: string, kind: ChangeKind, entityId: string): Promise<number> {
+  const r = await db.query<{ version: string | number }>(
     `WITH c AS (INSERT INTO sync_changes (tenant_id, kind, entity_id) VALUES ($1, $2, $3) RETURNING version)
-     SELECT pg_notify($4, $1 || ':' || (SELECT version FROM c))`,
+     SELECT (SELECT version FROM c) AS version, pg_notify($4, $1 || ':' || (SELECT version FROM c))`,
     [tenantId, kind, entityId, SYNC_CHANNEL],
   );
+  return Number(r.rows[0]?.version ?? 0);
 }
 
 export interface ChangeRow {
