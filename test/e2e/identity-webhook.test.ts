@@ -1,8 +1,10 @@
 // The identity webhook end to end: signature rules (valid, wrong secret, tampered body, missing or
 // malformed header, stale and future timestamps, rotation), idempotency (replays, concurrent
 // duplicates), every event type's effect — keys stopping and coming back at the control plane and at a
-// running sidecar — out-of-order delivery, unknown organizations and event types, and bad payloads.
+// running sidecar — out-of-order delivery (also of profile fields, field by field), unknown organizations
+// and event types, and bad payloads. Users made before any event are claimed: identity-webhook-claim.test.ts.
 import test from "ava";
+import { createHmac } from "node:crypto";
 import type { Sidecar } from "@agentgov/data-plane";
 import { startStack, eventually, type Stack } from "../harness/stack.js";
 import {
@@ -218,6 +220,53 @@ test.serial("out of order: deleted before created leaves a tombstone; older upda
   await sendEvent(stack, { type: "user.deactivated", userId: "idp_early_deact", email: "ed@example.com", createdAt: ago(1_000) });
   await sendEvent(stack, { type: "user.created", userId: "idp_early_deact", email: "ed@example.com", createdAt: ago(9_000) });
   t.is((await usersByIdp(stack, "idp_early_deact"))[0]?.status, "deactivated");
+});
+
+test.serial("out of order: a user provisioned by an event without e-mail gets the e-mail and name of the older user.created", async (t) => {
+  // A status event without profile fields first: the user exists, deactivated, with no e-mail yet.
+  t.deepEqual((await sendEvent(stack, { type: "user.deactivated", userId: "idp_blind", createdAt: ago(1_000) })).body, { received: true });
+  t.like((await usersByIdp(stack, "idp_blind"))[0], { email: "", displayName: null, status: "deactivated" });
+  // The older creation fills what no newer event set, and does not undo the newer deactivation.
+  const late = await sendEvent(stack, { type: "user.created", userId: "idp_blind", email: "blind@example.com", displayName: "Blind", createdAt: ago(60_000) });
+  t.deepEqual(late.body, { received: true });
+  t.like((await usersByIdp(stack, "idp_blind"))[0], { email: "blind@example.com", displayName: "Blind", status: "deactivated" });
+  // The user can now be found by that e-mail.
+  const team = await stack.api.post<{ data: { id: string } }>("/api/teams", { name: "blind team" });
+  const added = await stack.api.post<{ userId: string; email: string }>(`/api/teams/${team.body.data.id}/members`, { email: "blind@example.com" });
+  t.is(added.status, 201);
+  t.is(added.body.email, "blind@example.com");
+  // Still ordered: an update older than the one that set the e-mail is stale.
+  const stale = await sendEvent(stack, { type: "user.updated", userId: "idp_blind", email: "older@example.com", createdAt: ago(90_000) });
+  t.is((stale.body as { ignored?: string }).ignored, "out of order: a newer event for this user was already applied");
+  t.is((await usersByIdp(stack, "idp_blind"))[0]?.email, "blind@example.com");
+
+  // Field by field: a newer update that set only the display name keeps it; the older creation still brings the e-mail.
+  await sendEvent(stack, { type: "user.updated", userId: "idp_half", displayName: "Newer name", createdAt: ago(1_000) });
+  t.like((await usersByIdp(stack, "idp_half"))[0], { email: "", displayName: "Newer name", status: "active" });
+  t.deepEqual((await sendEvent(stack, { type: "user.created", userId: "idp_half", email: "half@example.com", displayName: "Older name", createdAt: ago(60_000) })).body, { received: true });
+  t.like((await usersByIdp(stack, "idp_half"))[0], { email: "half@example.com", displayName: "Newer name", status: "active" });
+  // An older update of the display name alone is stale.
+  const staleName = await sendEvent(stack, { type: "user.updated", userId: "idp_half", displayName: "Oldest name", createdAt: ago(30_000) });
+  t.is((staleName.body as { ignored?: string }).ignored, "out of order: a newer event for this user was already applied");
+  t.is((await usersByIdp(stack, "idp_half"))[0]?.displayName, "Newer name");
+});
+
+test.serial("a timestamp with leading zeros is signed over the header's text as sent", async (t) => {
+  const body = eventBody({ type: "user.created", userId: "idp_zero_t", email: "zero@example.com" });
+  const ts = nowSec();
+  const text = `00${ts}`;
+  const literal = createHmac("sha256", WEBHOOK_SECRET).update(`${text}.${body}`).digest("hex");
+  // Signed over the number without its zeros: the header's text was altered, rejected.
+  t.is((await rawPost(body, `t=${text},v1=${sign(WEBHOOK_SECRET, ts, body)}`)).status, 403);
+  t.deepEqual(await usersByIdp(stack, "idp_zero_t"), []);
+  const r = await rawPost(body, `t=${text},v1=${literal}`);
+  t.is(r.status, 200);
+  t.is((await usersByIdp(stack, "idp_zero_t")).length, 1);
+  // The window is still judged on the value: six minutes old with leading zeros is rejected.
+  const oldText = `0${ts - 360}`;
+  const oldBody = eventBody({ type: "user.created", userId: "idp_zero_old", email: "zero-old@example.com" });
+  const oldSig = createHmac("sha256", WEBHOOK_SECRET).update(`${oldText}.${oldBody}`).digest("hex");
+  t.is((await rawPost(oldBody, `t=${oldText},v1=${oldSig}`)).status, 403);
 });
 
 test.serial("an unknown organization is acknowledged, ignored and audited", async (t) => {

@@ -1,7 +1,9 @@
 // Applies one verified identity event in one transaction: remember the delivery (replays are no-ops,
 // also when two copies arrive at the same moment), map the organization to a tenant, serialize on the
-// user, decide with planEvent, write the user, its memberships and keys, audit, and tell the sidecars
-// (recordChange kind 'user' makes the Sync delta drop or restore that user's keys).
+// user, find it (by provider user id; failing that, any event carrying an e-mail claims a user made
+// before any identity event with that e-mail), decide with planEvent, write the user, its memberships and
+// keys, audit, and tell the sidecars (recordChange kind 'user' makes the Sync delta drop or restore that
+// user's keys).
 import { createHash } from "node:crypto";
 import type { Db } from "../stores/postgres/db.js";
 import { newId } from "../domain/ids.js";
@@ -69,8 +71,10 @@ export async function applyIdentityEvent(
     await c.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`idp-user:${tenant.id}:${data.userId}`]);
     let user: UserRow | undefined = await getUserByIdpForUpdate(c, tenant.id, data.userId);
     let linked = false;
-    if (!user && data.email && (type === "user.created" || type === "user.updated" || type === "user.reactivated")) {
-      // A user created before any identity event (bootstrap or CLI admin) is claimed by its email.
+    if (!user && data.email !== undefined) {
+      // A user made before any identity event (bootstrap or CLI admin) is claimed by its email, whatever
+      // the event: a first `user.deactivated`/`user.deleted` must suspend or delete that user (and stop its
+      // keys), not provision a second one beside it (DESIGN.md §3, §10).
       const unlinked = await findUnlinkedUserByEmailForUpdate(c, tenant.id, data.email);
       if (unlinked) {
         await linkIdpUser(c, unlinked.id, data.userId);
@@ -78,28 +82,26 @@ export async function applyIdentityEvent(
         linked = true;
       }
     }
-    const plan = planEvent(type, at, user && { status: user.status, lastEventAt: user.last_event_at, profileEventAt: user.profile_event_at });
+    const carried = { email: data.email !== undefined, displayName: data.displayName !== undefined };
+    const plan = planEvent(
+      type,
+      at,
+      user && { status: user.status, lastEventAt: user.last_event_at, emailEventAt: user.email_event_at, displayNameEventAt: user.display_name_event_at },
+      carried,
+    );
     const changes: Record<string, unknown> = {};
     let userId = user?.id ?? null;
+    const email = plan.email ? data.email : undefined;
+    const displayName = plan.displayName ? data.displayName : undefined;
 
     if (plan.create) {
-      const created = await insertIdpUser(c, {
-        id: newId("usr"),
-        tenantId: tenant.id,
-        email: data.email ?? "",
-        displayName: data.displayName ?? null,
-        status: plan.create,
-        idpUserId: data.userId,
-        eventAt: at,
-      });
+      const created = await insertIdpUser(c, { id: newId("usr"), tenantId: tenant.id, email, displayName, status: plan.create, idpUserId: data.userId, eventAt: at });
       userId = created.id;
       changes.created = { status: plan.create, role: created.role };
     } else if (user) {
-      if (plan.profile && (data.email !== undefined || data.displayName !== undefined)) {
-        await updateProfile(c, user.id, { email: data.email, displayName: data.displayName, eventAt: at });
-        changes.profile = { email: data.email ?? user.email, displayName: data.displayName === undefined ? user.display_name : data.displayName };
-      } else if (plan.profile) {
-        await updateProfile(c, user.id, { eventAt: at });
+      if (email !== undefined || displayName !== undefined) {
+        await updateProfile(c, user.id, { email, displayName, eventAt: at });
+        changes.profile = { email: email ?? user.email, displayName: displayName === undefined ? user.display_name : displayName };
       }
       if (plan.status) {
         await setStatus(c, user.id, plan.status, at);

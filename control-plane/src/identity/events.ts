@@ -2,12 +2,17 @@
 // as a pure decision over the user's current state so that out-of-order delivery is easy to reason about.
 //
 // Ordering: an event carries the provider's `createdAt`. Status events (created, deactivated, reactivated,
-// deleted) are ordered against users.last_event_at, profile events (created, updated) against
-// users.profile_event_at; an event older than one already applied changes nothing ("stale"). `deleted`
-// is terminal: it applies whatever its time, and nothing applies after it (deleted users never come
-// back). An event for a user the service has not seen provisions the user in the state the event
-// implies (a `user.deleted` that arrives before its `user.created` leaves a tombstone, a
-// `user.deactivated` a deactivated user), so the late `user.created` finds the newer state and is stale.
+// deleted) are ordered against users.last_event_at. Profile events (created, updated) are ordered field
+// by field: the e-mail against users.email_event_at, the display name against
+// users.display_name_event_at, so an older event still fills a field that no newer event set, and a
+// profile event none of whose fields is newer changes nothing ("stale"); so does a status event older
+// than the last one applied. `deleted` is terminal: it applies whatever its time, and nothing applies
+// after it (deleted users never come back). An event for a user the service has not seen provisions the
+// user in the state the event implies (a `user.deleted` that arrives before its `user.created` leaves a
+// tombstone, a `user.deactivated` a deactivated user) with the profile fields the event carries, so the
+// late `user.created` finds the newer state and only fills the fields still unset (an e-mail, say).
+// Which user an event names (its provider id, or the e-mail of a user made before any event) is decided
+// by applyIdentityEvent before planEvent runs.
 import { z } from "../http/openapi/zod.js";
 import type { UserStatus } from "../stores/postgres/users-repo.js";
 
@@ -50,7 +55,14 @@ export type IdentityEventInput = z.infer<typeof IdentityEvent>;
 export interface UserEventState {
   status: UserStatus;
   lastEventAt: Date | null;
-  profileEventAt: Date | null;
+  emailEventAt: Date | null;
+  displayNameEventAt: Date | null;
+}
+
+/** Which profile fields the event carries (`displayName: null` is carried: it clears the name). */
+export interface CarriedFields {
+  email: boolean;
+  displayName: boolean;
 }
 
 export type Outcome = "applied" | "stale" | "user_deleted" | "unknown_user";
@@ -61,39 +73,47 @@ export interface Plan {
   create?: UserStatus;
   /** New status for an existing user. */
   status?: UserStatus;
-  /** Email / display name from the event are written. */
-  profile: boolean;
+  /** The event's e-mail is written (on creation too). */
+  email: boolean;
+  /** The event's display name is written (on creation too). */
+  displayName: boolean;
 }
 
 const notOlder = (at: Date, than: Date | null) => than === null || at.getTime() >= than.getTime();
 
-export function planEvent(type: IdentityEventType, at: Date, user: UserEventState | undefined): Plan {
+export function planEvent(type: IdentityEventType, at: Date, user: UserEventState | undefined, carried: CarriedFields): Plan {
+  const none = { email: false, displayName: false };
   if (!user) {
+    const fields = { email: carried.email, displayName: carried.displayName };
     switch (type) {
       case "user.created":
       case "user.updated":
       case "user.reactivated":
-        return { outcome: "applied", create: "active", profile: true };
+        return { outcome: "applied", create: "active", ...fields };
       case "user.deactivated":
-        return { outcome: "applied", create: "deactivated", profile: true };
+        return { outcome: "applied", create: "deactivated", ...fields };
       case "user.deleted":
-        return { outcome: "applied", create: "deleted", profile: true };
+        return { outcome: "applied", create: "deleted", ...fields };
       case "session.terminated":
-        return { outcome: "unknown_user", profile: false };
+        return { outcome: "unknown_user", ...none };
     }
   }
-  if (user.status === "deleted") return { outcome: "user_deleted", profile: false };
+  if (user.status === "deleted") return { outcome: "user_deleted", ...none };
   switch (type) {
     case "session.terminated":
-      return { outcome: "applied", profile: false };
+      return { outcome: "applied", ...none };
     case "user.deleted":
-      return { outcome: "applied", status: "deleted", profile: false };
+      return { outcome: "applied", status: "deleted", ...none };
     case "user.created":
-    case "user.updated":
-      return notOlder(at, user.profileEventAt) ? { outcome: "applied", profile: true } : { outcome: "stale", profile: false };
+    case "user.updated": {
+      const email = carried.email && notOlder(at, user.emailEventAt);
+      const displayName = carried.displayName && notOlder(at, user.displayNameEventAt);
+      const stale = (carried.email || carried.displayName) && !email && !displayName;
+      return stale ? { outcome: "stale", ...none } : { outcome: "applied", email, displayName };
+    }
     case "user.deactivated":
-      return notOlder(at, user.lastEventAt) ? { outcome: "applied", status: "deactivated", profile: false } : { outcome: "stale", profile: false };
+      return notOlder(at, user.lastEventAt) ? { outcome: "applied", status: "deactivated", ...none } : { outcome: "stale", ...none };
     case "user.reactivated":
-      return notOlder(at, user.lastEventAt) ? { outcome: "applied", status: "active", profile: false } : { outcome: "stale", profile: false };
+      return notOlder(at, user.lastEventAt) ? { outcome: "applied", status: "active", ...none } : { outcome: "stale", ...none };
   }
 }

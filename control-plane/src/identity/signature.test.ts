@@ -1,6 +1,7 @@
 // The webhook signature verifier against the Stripe test vector (research/building-blocks.md §4) and
-// the negative vectors listed there.
+// the negative vectors listed there, and the timestamp signed as the text the header carries.
 import test from "ava";
+import { createHmac } from "node:crypto";
 import { computeSignature, parseSignatureHeader, signatureHeader, verifySignature } from "./signature.js";
 
 const SECRET = "whsec_test_secret";
@@ -50,4 +51,21 @@ test("rotation: two v1 entries, either one valid, in either position", (t) => {
   t.true(verifySignature(`t=${T},v1=${DIGEST},v1=${other}`, BODY, SECRET, T).ok);
   t.true(verifySignature(signatureHeader(["whsec_old_secret", SECRET], T, BODY), BODY, SECRET, T).ok);
   t.false(verifySignature(`t=${T},v1=${other},v0=${DIGEST}`, BODY, SECRET, T).ok);
+});
+
+test("the digest covers the timestamp's text as sent: leading zeros are signed, the window uses the value", (t) => {
+  const text = `00${T}`;
+  const literal = computeSignature(SECRET, text, BODY);
+  t.not(literal, DIGEST);
+  // The HMAC input is `<t as sent>.<body>`, written out here without the module's helpers.
+  t.is(literal, createHmac("sha256", SECRET).update(`${text}.`).update(BODY).digest("hex"));
+  t.deepEqual(verifySignature(`t=${text},v1=${literal}`, BODY, SECRET, T), { ok: true, timestamp: T });
+  // A header whose t was rewritten (zeros added) no longer matches the digest made over the original text.
+  t.deepEqual(verifySignature(`t=${text},v1=${DIGEST}`, BODY, SECRET, T), { ok: false, reason: "no_matching_signature" });
+  t.deepEqual(verifySignature(`t=0${T},v1=${literal}`, BODY, SECRET, T), { ok: false, reason: "no_matching_signature" });
+  // The ±300 s window is judged on the numeric value.
+  t.true(verifySignature(`t=${text},v1=${literal}`, BODY, SECRET, T + 300).ok);
+  t.deepEqual(verifySignature(`t=${text},v1=${literal}`, BODY, SECRET, T + 301), { ok: false, reason: "timestamp_out_of_tolerance" });
+  t.deepEqual(parseSignatureHeader(`t=${text},v1=${literal}`), { timestamp: T, timestampText: text, v1: [literal] });
+  t.is(signatureHeader(SECRET, text, BODY), `t=${text},v1=${literal}`);
 });

@@ -12,13 +12,20 @@ export interface UserRow {
   role: UserRole;
   status: UserStatus;
   idp_user_id: string | null;
+  /** Time of the newest status event applied (created, deactivated, reactivated, deleted). */
   last_event_at: Date | null;
+  /** Time of the newest profile write (either field). */
   profile_event_at: Date | null;
+  /** Time of the event that set email; null while no event has (email is "" or was set outside events). */
+  email_event_at: Date | null;
+  /** Time of the event that set display_name; null while no event has. */
+  display_name_event_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = "id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at, created_at, updated_at";
+const COLUMNS =
+  "id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at, email_event_at, display_name_event_at, created_at, updated_at";
 
 export async function listUsers(
   db: Queryable,
@@ -63,7 +70,12 @@ export async function getUserByIdpForUpdate(db: Queryable, tenantId: string, idp
   return r.rows[0];
 }
 
-/** A user created before any identity event (the bootstrap or CLI admin) that an event may claim by email. */
+/**
+ * A user made without an identity-provider id (the bootstrap or CLI admin) that an identity event naming
+ * this email claims (case-insensitive; not deleted; the oldest when several share it), locked for the
+ * rest of the transaction. A user linked meanwhile by a concurrent event is not returned (the row is
+ * re-checked after the lock wait).
+ */
 export async function findUnlinkedUserByEmailForUpdate(db: Queryable, tenantId: string, email: string): Promise<UserRow | undefined> {
   const r = await db.query<UserRow>(
     `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND idp_user_id IS NULL AND lower(email) = lower($2) AND status <> 'deleted'
@@ -73,14 +85,21 @@ export async function findUnlinkedUserByEmailForUpdate(db: Queryable, tenantId: 
   return r.rows[0];
 }
 
+/**
+ * A user provisioned by an identity event. Only the profile fields the event carried (not undefined) are
+ * stamped with its time, so an older event may still fill the others: no e-mail yet is stored as "".
+ */
 export async function insertIdpUser(
   db: Queryable,
-  u: { id: string; tenantId: string; email: string; displayName: string | null; status: UserStatus; idpUserId: string; eventAt: Date },
+  u: { id: string; tenantId: string; email?: string; displayName?: string | null; status: UserStatus; idpUserId: string; eventAt: Date },
 ): Promise<UserRow> {
+  const at = u.eventAt;
+  const hasEmail = u.email !== undefined;
+  const hasName = u.displayName !== undefined;
   const r = await db.query<UserRow>(
-    `INSERT INTO users (id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at)
-     VALUES ($1, $2, $3, $4, 'member', $5, $6, $7, $7) RETURNING ${COLUMNS}`,
-    [u.id, u.tenantId, u.email, u.displayName, u.status, u.idpUserId, u.eventAt],
+    `INSERT INTO users (id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at, email_event_at, display_name_event_at)
+     VALUES ($1, $2, $3, $4, 'member', $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
+    [u.id, u.tenantId, u.email ?? "", u.displayName ?? null, u.status, u.idpUserId, at, hasEmail || hasName ? at : null, hasEmail ? at : null, hasName ? at : null],
   );
   return r.rows[0]!;
 }
@@ -89,12 +108,16 @@ export async function linkIdpUser(db: Queryable, userId: string, idpUserId: stri
   await db.query("UPDATE users SET idp_user_id = $2, updated_at = now() WHERE id = $1", [userId, idpUserId]);
 }
 
+/** Writes the given profile fields (undefined: left alone), each stamped with the event's time. */
 export async function updateProfile(db: Queryable, userId: string, p: { email?: string; displayName?: string | null; eventAt: Date }): Promise<void> {
   await db.query(
-    `UPDATE users SET email = COALESCE($2, email), display_name = CASE WHEN $3::boolean THEN $4 ELSE display_name END,
-            profile_event_at = $5, updated_at = now()
+    `UPDATE users SET email = CASE WHEN $2::boolean THEN $3::text ELSE email END,
+            email_event_at = CASE WHEN $2::boolean THEN $6::timestamptz ELSE email_event_at END,
+            display_name = CASE WHEN $4::boolean THEN $5::text ELSE display_name END,
+            display_name_event_at = CASE WHEN $4::boolean THEN $6::timestamptz ELSE display_name_event_at END,
+            profile_event_at = GREATEST(profile_event_at, $6::timestamptz), updated_at = now()
       WHERE id = $1`,
-    [userId, p.email ?? null, p.displayName !== undefined, p.displayName ?? null, p.eventAt],
+    [userId, p.email !== undefined, p.email ?? null, p.displayName !== undefined, p.displayName ?? null, p.eventAt],
   );
 }
 
