@@ -52,3 +52,12 @@ test("rotation: any v1 entry and any of several secrets may match", async (t) =>
   t.deepEqual(parseSignatureHeader(both).signatures, [await computeSignature("whsec_new", t0, body), vector]);
   await t.notThrowsAsync(verifyWebhook({ payload: body, header: both, secret, nowSeconds: t0 }));
 });
+
+test("t is signed as its text: a header with leading zeros verifies only against a signature over those zeros", async (t) => {
+  const padded = `00${t0}`;
+  const overText = createHmac("sha256", secret).update(`${padded}.${body}`).digest("hex");
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header: `t=${padded},v1=${overText}`, secret, nowSeconds: t0 }));
+  await rejects(t, `t=${padded},v1=${vector}`); // the digest over the number without its zeros
+  t.is(await computeSignature(secret, padded, body), overText);
+  t.deepEqual(parseSignatureHeader(`t=${padded},v1=${overText}`), { timestamp: t0, timestampText: padded, signatures: [overText] });
+});

@@ -23,7 +23,8 @@ function bytes(payload: WebhookPayload): Uint8Array {
   return typeof payload === "string" ? encoder.encode(payload) : payload;
 }
 
-function signedContent(timestamp: number, payload: WebhookPayload): Uint8Array<ArrayBuffer> {
+/** `<t>.<payload>`: t as the header carries it (text, so `t=0170…` signs its zeros too), or a number printed as is. */
+function signedContent(timestamp: number | string, payload: WebhookPayload): Uint8Array<ArrayBuffer> {
   const prefix = encoder.encode(`${timestamp}.`);
   const body = bytes(payload);
   const out = new Uint8Array(prefix.length + body.length);
@@ -47,7 +48,7 @@ function fromHex(hex: string): Uint8Array<ArrayBuffer> {
 }
 
 /** The hex HMAC-SHA256 of `<timestamp>.<payload>` keyed with `secret`. */
-export async function computeSignature(secret: string, timestamp: number, payload: WebhookPayload): Promise<string> {
+export async function computeSignature(secret: string, timestamp: number | string, payload: WebhookPayload): Promise<string> {
   return toHex(await crypto.subtle.sign("HMAC", await hmacKey(secret), signedContent(timestamp, payload)));
 }
 
@@ -63,8 +64,8 @@ export async function signWebhook(opts: { payload: WebhookPayload; secret: strin
 }
 
 /** Parses a signature header strictly (no spaces; one integer t; lowercase 64-hex v1 values; other schemes ignored). */
-export function parseSignatureHeader(header: string): { timestamp: number; signatures: string[] } {
-  let timestamp: number | undefined;
+export function parseSignatureHeader(header: string): { timestamp: number; timestampText: string; signatures: string[] } {
+  let timestampText: string | undefined;
   const signatures: string[] = [];
   for (const part of header.split(",")) {
     const eq = part.indexOf("=");
@@ -72,17 +73,17 @@ export function parseSignatureHeader(header: string): { timestamp: number; signa
     const key = part.slice(0, eq);
     const value = part.slice(eq + 1);
     if (key === "t") {
-      if (timestamp !== undefined) throw new WebhookSignatureError("signature header has more than one timestamp");
+      if (timestampText !== undefined) throw new WebhookSignatureError("signature header has more than one timestamp");
       if (!/^\d{1,12}$/.test(value)) throw new WebhookSignatureError("signature timestamp is not an integer");
-      timestamp = Number(value);
+      timestampText = value;
     } else if (key === "v1") {
       if (!/^[0-9a-f]{64}$/.test(value)) throw new WebhookSignatureError("v1 signature is not 64 lowercase hex digits");
       signatures.push(value);
     }
   }
-  if (timestamp === undefined) throw new WebhookSignatureError("signature header has no timestamp");
+  if (timestampText === undefined) throw new WebhookSignatureError("signature header has no timestamp");
   if (signatures.length === 0) throw new WebhookSignatureError("signature header has no v1 signature");
-  return { timestamp, signatures };
+  return { timestamp: Number(timestampText), timestampText, signatures };
 }
 
 export interface VerifyOptions {
@@ -101,11 +102,11 @@ export interface VerifyOptions {
 /** Resolves when the signature is valid; rejects with WebhookSignatureError otherwise. */
 export async function verifyWebhook(opts: VerifyOptions): Promise<{ timestamp: number }> {
   if (!opts.header) throw new WebhookSignatureError(`missing ${SIGNATURE_HEADER} header`);
-  const { timestamp, signatures } = parseSignatureHeader(opts.header);
+  const { timestamp, timestampText, signatures } = parseSignatureHeader(opts.header);
   const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
   const tolerance = opts.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (Math.abs(now - timestamp) > tolerance) throw new WebhookSignatureError("signature timestamp is outside the tolerance window");
-  const content = signedContent(timestamp, opts.payload);
+  const content = signedContent(timestampText, opts.payload); // what was signed: t's text as sent
   const secrets = Array.isArray(opts.secret) ? opts.secret : [opts.secret];
   for (const secret of secrets) {
     const key = await hmacKey(secret);
