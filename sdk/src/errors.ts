@@ -12,6 +12,7 @@ const CODE_OF_STATUS: Record<number, string> = {
   401: "unauthorized",
   403: "forbidden",
   404: "not_found",
+  405: "method_not_allowed",
   409: "conflict",
   413: "payload_too_large",
   429: "rate_limit_exceeded",

@@ -24,7 +24,7 @@ async function rejects(t: import("ava").ExecutionContext, configYaml: string, ex
   t.is(r.status, 400, `create: ${JSON.stringify(configYaml)}`);
   const text = `${r.body.error} ${(r.body.details ?? []).map((d) => `${d.path} ${d.message}`).join(" ")}`;
   if (expect.key) {
-    t.true((r.body.details ?? []).some((d) => d.path === `configYaml.${expect.key}`), `details name configYaml.${expect.key}: ${text}`);
+    t.true((r.body.details ?? []).some((d) => d.path === `body.configYaml.${expect.key}`), `details name body.configYaml.${expect.key}: ${text}`);
     t.true(r.body.error.includes(expect.key), `message names ${expect.key}: ${r.body.error}`);
   }
   if (expect.line !== undefined) t.regex(r.body.error, new RegExp(`line ${expect.line}\\b`), `message names line ${expect.line}`);
@@ -67,13 +67,26 @@ test("wrong types for the known keys are a 400 naming the key and its line", asy
 
 test("several bad keys are all reported", async (t) => {
   const body = await rejects(t, "rate_limit: x\npii_detection: maybe\n", {});
-  t.deepEqual((body.details ?? []).map((d) => d.path).sort(), ["configYaml.pii_detection", "configYaml.rate_limit"]);
+  t.deepEqual((body.details ?? []).map((d) => d.path).sort(), ["body.configYaml.pii_detection", "body.configYaml.rate_limit"]);
   t.regex(body.error, /line 1/);
   t.regex(body.error, /line 2/);
 });
 
 test("a YAML that is not a mapping is a 400", async (t) => {
   for (const yaml of ["- a\n- b\n", "just a string\n", "42\n"]) await rejects(t, yaml, {});
+});
+
+test("details are rooted at body. like zod's, for YAML errors, known keys and unknown policies, on create and update", async (t) => {
+  const paths = async (method: string, path: string, configYaml: string) =>
+    ((await stack.api.call<ErrB>(method, path, method === "POST" ? { name: name(), configYaml } : { configYaml })).body.details ?? []).map((d) => d.path);
+  const created = await stack.api.post<{ data: { id: string } }>("/api/agents", { name: name() });
+  for (const [method, path] of [["POST", "/api/agents"], ["PATCH", `/api/agents/${created.body.data.id}`]] as const) {
+    t.deepEqual(await paths(method, path, "a: [1\n"), ["body.configYaml"], `${method} syntax error`);
+    t.deepEqual(await paths(method, path, "- 1\n"), ["body.configYaml"], `${method} not a mapping`);
+    t.deepEqual(await paths(method, path, "rate_limit: abc\n"), ["body.configYaml.rate_limit"], `${method} known key`);
+    t.deepEqual(await paths(method, path, "policies: [pol_01HZZZZZZZZZZZZZZZZZZZZZZZ]\n"), ["body.configYaml.policies"], `${method} unknown policy`);
+    t.deepEqual(await paths(method, path, `x: "${"y".repeat(300 * 1024)}"\n`), ["body.configYaml"], `${method} too long (zod)`);
+  }
 });
 
 test("policies naming a policy that does not exist is a 400 naming configYaml.policies", async (t) => {

@@ -188,6 +188,22 @@ test("GET /api/agents: bounds (limit 0, 501, abc, negative offset) are 400 in gr
   t.is((await stack.api.get("/api/agents?unknownParam=1")).status, 200, "unknown query parameters are ignored");
 });
 
+test("GET /api/agents: offset up to the advertised maximum is accepted; beyond it is 400 too big", async (t) => {
+  const doc = (await (await fetch(`${stack.cp.restUrl}/openapi.json`)).json()) as { paths: Record<string, { get: { parameters: { name: string; schema: { maximum: number } }[] } }> };
+  const max = doc.paths["/api/agents"]!.get.parameters.find((p) => p.name === "offset")!.schema.maximum;
+  t.is(max, 1_000_000_000);
+  const atMax = await stack.api.get<ListB<AgentB>>(`/api/agents?offset=${max}`);
+  t.is(atMax.status, 200);
+  t.deepEqual(atMax.body.data, []);
+  t.is(atMax.body.offset, max);
+  for (const offset of [`${max + 1}`, "99999999999", "9".repeat(30)]) {
+    const r = await stack.api.get<ErrB>(`/api/agents?offset=${offset}`);
+    t.is(r.status, 400, offset);
+    t.deepEqual(r.body.details?.map((d) => d.path), ["query.offset"], offset);
+    t.regex(r.body.details?.[0]?.message ?? "", /too big/i, offset);
+  }
+});
+
 test("GET /api/agents/:id: {data} with configYaml exactly as written; unknown id 404", async (t) => {
   const yaml = "rate_limit: 10 # per minute\ncustom_key:\n  nested: [1, 2]\n  text: \"kept\"\n";
   const a = await createAgent({ configYaml: yaml, description: "a bot", modelProvider: "anthropic", modelName: "claude-3-5-haiku" });

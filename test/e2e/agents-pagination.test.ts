@@ -157,6 +157,10 @@ test.serial("garbage cursors are 400 bad_request", async (t) => {
     b64([1, "'; DROP TABLE agents; --"]),
     b64([1, "agt_01HZZZZZZZZZZZZZZZZZZZZZZZ", 3]),
     b64(["1", "agt_01HZZZZZZZZZZZZZZZZZZZZZZZ"]),
+    // Well-formed, but later than any row can be (past the trace store's 2106 bound, or no valid Date at all).
+    b64([4294967296000, "agt_01HZZZZZZZZZZZZZZZZZZZZZZZ"]),
+    b64([8640000000000001, "agt_01HZZZZZZZZZZZZZZZZZZZZZZZ"]),
+    b64([9007199254740991, "agt_01HZZZZZZZZZZZZZZZZZZZZZZZ"]),
   ];
   for (const c of cursors) {
     const r = await stack.api.get<ErrA>(`/v1/agents?cursor=${encodeURIComponent(c)}`);
@@ -165,4 +169,7 @@ test.serial("garbage cursors are 400 bad_request", async (t) => {
     t.regex(r.body.error.message, /cursor/);
   }
   t.is((await stack.api.get("/v1/agents?cursor=")).status, 400, "an empty cursor is not a cursor");
+  const latest = await stack.api.get<Page>(`/v1/agents?limit=1&cursor=${b64([4294967295999, "agt_01HZZZZZZZZZZZZZZZZZZZZZZZ"])}`);
+  t.is(latest.status, 200, "the last time the bound allows is a cursor");
+  t.is(latest.body.data.length, 1);
 });

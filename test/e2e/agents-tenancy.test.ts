@@ -73,7 +73,7 @@ test.serial("bodies and configYaml cannot name another tenant's agents or polici
   t.is((await other.call("PATCH", `/v1/policies/${own.body.id}`, { agents: [agentId] })).status, 404);
   const yaml = await other.post<{ error: string; details: { path: string }[] }>("/api/agents", { name: "bot", configYaml: `policies: [${policyId}]\n` });
   t.is(yaml.status, 400);
-  t.true(yaml.body.details.some((d) => d.path === "configYaml.policies"));
+  t.true(yaml.body.details.some((d) => d.path === "body.configYaml.policies"));
   t.deepEqual((await stack.api.get<{ agents: string[] }>(`/v1/policies/${policyId}`)).body.agents, [agentId]);
 });
 

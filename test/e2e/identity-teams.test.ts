@@ -84,8 +84,24 @@ test.serial("members: add by userId or by email (201, unwrapped), list, remove (
 
   t.is((await stack.api.post(`/api/teams/${team.id}/members`, { userId: "usr_01ZZZZZZZZZZZZZZZZZZZZZZZZ" })).status, 404);
   t.is((await stack.api.post(`/api/teams/${team.id}/members`, { email: "nobody@example.com" })).status, 404);
+  t.is((await stack.api.post(`/api/teams/${team.id}/members`, { email: "not-an-email" })).status, 404, "any text is a lookup key; nobody has this one");
   t.is((await stack.api.post("/api/teams/team_01ZZZZZZZZZZZZZZZZZZZZZZZZ/members", { userId: u1 })).status, 404);
   t.is((await stack.api.get("/api/teams/team_01ZZZZZZZZZZZZZZZZZZZZZZZZ/members")).status, 404);
+});
+
+test.serial("members by e-mail: any stored address is a lookup key, such as the bootstrap admin's admin@localhost, in any case", async (t) => {
+  const users = await stack.api.get<{ data: { id: string; email: string }[] }>("/api/users?limit=500");
+  const admin = users.body.data.find((u) => u.email === "admin@localhost");
+  t.truthy(admin, "the bootstrap admin has the default address");
+  const team = await createTeam("Admins by e-mail");
+  const added = await stack.api.post<Member>(`/api/teams/${team.id}/members`, { email: "ADMIN@localhost" });
+  t.is(added.status, 201);
+  t.like(added.body, { userId: admin!.id, email: "admin@localhost" });
+  const removed = await stack.api.call("DELETE", `/api/teams/${team.id}/members`, { email: "admin@LOCALHOST" });
+  t.is(removed.status, 200);
+  t.deepEqual(removed.body, { success: true });
+  t.is((await stack.api.call("DELETE", `/api/teams/${team.id}/members`, { email: "admin@localhost" })).status, 404, "no longer a member");
+  t.is((await stack.api.call("DELETE", `/api/teams/${team.id}/members`, { email: "nobody@localhost" })).status, 404, "nobody has it");
 });
 
 test.serial("PUT /api/teams/:id/scopes replaces the list (only the 13 scopes) and answers {data: Team}; members get them on their next request", async (t) => {
@@ -199,7 +215,9 @@ test.serial("bad input on every team write endpoint: 400/413 in group B's shape,
     ["POST", `/api/teams/${team.id}/members`, {}],
     ["POST", `/api/teams/${team.id}/members`, { userId: uid, email: "both@example.com" }],
     ["POST", `/api/teams/${team.id}/members`, { userId: uid, role: "owner" }],
-    ["POST", `/api/teams/${team.id}/members`, { email: "not-an-email" }],
+    ["POST", `/api/teams/${team.id}/members`, { email: "" }],
+    ["POST", `/api/teams/${team.id}/members`, { email: `${"x".repeat(310)}@example.com` }],
+    ["DELETE", `/api/teams/${team.id}/members`, { email: "" }],
     ["POST", `/api/teams/${team.id}/members`, { userId: uid, extra: 1 }],
     ["DELETE", `/api/teams/${team.id}/members`, {}],
     ["DELETE", `/api/teams/${team.id}/members`, { userId: 5 }],

@@ -85,6 +85,9 @@ test("strict validation: a 400 bad_request naming the field", async (t) => {
     [{ action: "block", conditions: { direction: "sideways" } }, "conditions.direction"],
     [{ action: "block", conditions: { max_input_tokens: 0 } }, "conditions.max_input_tokens"],
     [{ action: "block", conditions: { keywords: [""] } }, "conditions.keywords"],
+    // An empty list would match every request (the sidecar reads it as "no condition").
+    [{ action: "block", conditions: { pii_types: [] } }, "conditions.pii_types"],
+    [{ action: "block", conditions: { keywords: [] } }, "conditions.keywords"],
     [{ action: "block", conditions: { models: "gpt-4o" } }, "conditions.models"],
     [{ action: "deny" }, "action"],
     [{}, "action"],
@@ -102,6 +105,15 @@ test("strict validation: a 400 bad_request naming the field", async (t) => {
   t.is((await stack.api.post("/v1/policies", { action: "block" })).status, 400, "name is required");
   const list = await stack.api.get<{ data: Policy[] }>("/v1/policies");
   t.false(list.body.data.some((p) => p.name === "invalid"), "nothing was created");
+  t.deepEqual((await policy({ action: "log", conditions: { models: [] } })).conditions, { direction: "inbound", models: [] }, "an empty models list stays allowed");
+});
+
+test("the OpenAPI document asks for at least one pii_type and keyword", async (t) => {
+  const doc = (await (await fetch(`${stack.cp.restUrl}/openapi.json`)).json()) as { components: { schemas: Record<string, { properties: Record<string, { minItems?: number }> }> } };
+  const conditions = doc.components.schemas.PolicyConditions!.properties;
+  t.is(conditions.pii_types?.minItems, 1);
+  t.is(conditions.keywords?.minItems, 1);
+  t.is(conditions.models?.minItems, undefined);
 });
 
 test("GET /v1/policies/{id}: the policy; unknown 404", async (t) => {
@@ -163,7 +175,7 @@ test("PATCH /v1/policies/{id}: top-level fields merge, conditions are replaced w
   const same = await stack.api.call<Policy>("PATCH", `/v1/policies/${p.id}`, {});
   t.is(same.status, 200);
   t.deepEqual(same.body, d.body);
-  for (const body of [{ conditions: { pii_types: ["dna"] } }, { conditions: { regex: "(a*)*b" } }, { priority: "high" }, { id: "pol_x" }, { created_at: "2020-01-01T00:00:00Z" }]) {
+  for (const body of [{ conditions: { pii_types: ["dna"] } }, { conditions: { pii_types: [] } }, { conditions: { keywords: [] } }, { conditions: { regex: "(a*)*b" } }, { priority: "high" }, { id: "pol_x" }, { created_at: "2020-01-01T00:00:00Z" }]) {
     const bad = await stack.api.call<ErrA>("PATCH", `/v1/policies/${p.id}`, body);
     t.is(bad.status, 400, JSON.stringify(body));
   }

@@ -25,9 +25,13 @@ export interface RestApp {
   openapi: ReturnType<typeof buildDocument>;
 }
 
+const ROUTER_OPTIONS = { sensitive: true } as const;
+
 export function createRestApp(deps: Deps): RestApp {
   const app = new Koa<AppState>({ proxy: false });
-  const router = new Router<AppState>();
+  // Case-sensitive like the path tests of authentication and error shapes (middleware/auth.ts, errors.ts):
+  // /V1/agents and /v1/AGENTS are unknown paths, not group routes reached around those tests.
+  const router = new Router<AppState>(ROUTER_OPTIONS);
   const registry = createRegistry();
 
   registerAgentRoutesA(router, registry, deps);
@@ -43,7 +47,7 @@ export function createRestApp(deps: Deps): RestApp {
 
   const openapi = buildDocument(registry);
 
-  const open = new Router<AppState>();
+  const open = new Router<AppState>(ROUTER_OPTIONS);
   open.get("/openapi.json", (ctx) => {
     ctx.body = openapi;
   });

@@ -8,6 +8,7 @@ import { z } from "./openapi/zod.js";
 import { ErrorA, ErrorB } from "./openapi/common-schemas.js";
 import { AppError, badRequest, forbidden, type ErrorDetail } from "../errors/app-error.js";
 import { allowed, type Principal, type TeamScope } from "../domain/permissions.js";
+import { UNSTORABLE_TEXT_MESSAGE, findUnstorableText } from "../domain/storable-text.js";
 import { readJsonBody } from "./middleware/body.js";
 import type { AppState } from "./state.js";
 
@@ -37,12 +38,25 @@ export function zodDetails(err: z.ZodError, root: string): ErrorDetail[] {
   }));
 }
 
+/**
+ * Refuses (400) input holding a string Postgres cannot store. Checked here, on the parsed path, query
+ * and body of every route, rather than per schema, so no field can be forgotten; checking the parsed
+ * values leaves unknown query parameters ignored, as they always are.
+ */
+export function assertStorableText(value: unknown, root: string): void {
+  const at = findUnstorableText(value);
+  if (at === undefined) return;
+  const path = [root, ...at.map(String)].join(".");
+  throw badRequest(`invalid ${root}: ${path}: ${UNSTORABLE_TEXT_MESSAGE}`, [{ path, message: UNSTORABLE_TEXT_MESSAGE }]);
+}
+
 function parseOrThrow<T extends ZodType>(schema: T, value: unknown, root: string): z.infer<T> {
   const r = schema.safeParse(value);
   if (!r.success) {
     const details = zodDetails(r.error, root);
     throw badRequest(`invalid ${root}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details);
   }
+  assertStorableText(r.data, root);
   return r.data;
 }
 

@@ -806,7 +806,7 @@ export interface paths {
                         "application/json": components["schemas"]["WebhookAck"];
                     };
                 };
-                /** @description signature valid, payload not a valid identity event */
+                /** @description signature valid, but the Content-Type is not JSON or the payload is not a valid identity event */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3169,7 +3169,7 @@ export interface paths {
                     /** @description true: only traces with PII detections; false: only traces without */
                     has_pii?: boolean;
                     limit?: number;
-                    /** @description Inclusive; default one hour before until (or the cursor's window) */
+                    /** @description Inclusive; default one hour before now (or the cursor's window); an until older than that default gives an empty page */
                     since?: string;
                     status?: "success" | "error" | "blocked";
                     /** @description Inclusive; default now (or the cursor's window) */
@@ -3764,14 +3764,12 @@ export interface components {
             userId: string;
         };
         TeamMemberAdd: {
-            /** Format: email */
             email?: string;
             /** @enum {string} */
             role?: "admin" | "member";
             userId?: string;
         };
         TeamMemberRemove: {
-            /** Format: email */
             email?: string;
             userId?: string;
         };

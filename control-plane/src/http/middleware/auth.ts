@@ -7,11 +7,16 @@ import { unauthorized } from "../../errors/app-error.js";
 import type { Db } from "../../stores/postgres/db.js";
 import { findActiveKeyByHash, touchKey } from "../../stores/postgres/identity-repo.js";
 import type { AppState } from "../state.js";
+import { WEBHOOK_PATH } from "../routes/api/webhook.js";
 
 const TOUCH_EVERY_MS = 60_000;
 
+// The router serves a path with one trailing slash as well, so the webhook is public in both spellings.
+const PUBLIC_GROUP_PATHS = new Set([WEBHOOK_PATH, `${WEBHOOK_PATH}/`]);
+
+/** Paths served without an API key. Case-sensitive, as routing is (app.ts): /API/… is no group path. */
 export function isPublicPath(path: string): boolean {
-  return !(path.startsWith("/v1/") || path.startsWith("/api/")) || path === "/api/auth/webhook";
+  return !(path.startsWith("/v1/") || path.startsWith("/api/")) || PUBLIC_GROUP_PATHS.has(path);
 }
 
 export function authenticate(db: Db): Middleware<AppState> {

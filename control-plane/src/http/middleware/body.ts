@@ -25,13 +25,23 @@ export async function readRawBody(req: IncomingMessage, limit = REST_BODY_LIMIT)
   return Buffer.concat(chunks);
 }
 
-export async function readJsonBody(ctx: ParameterizedContext): Promise<unknown> {
+const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\b/i;
+
+/**
+ * A body must say it is JSON (spec: Content-Type is required for POST and PUT, application/json); a
+ * missing type is refused like a wrong one rather than guessed.
+ */
+export function assertJsonContentType(ctx: ParameterizedContext): void {
   const type = ctx.get("content-type");
+  if (JSON_TYPE.test(type)) return;
+  const message = type ? "Content-Type must be application/json" : "Content-Type is missing; it must be application/json";
+  throw badRequest(message, [{ path: "body", message }]);
+}
+
+export async function readJsonBody(ctx: ParameterizedContext): Promise<unknown> {
   const raw = await readRawBody(ctx.req);
   if (raw.length === 0) throw badRequest("request body is required (JSON)", [{ path: "body", message: "required" }]);
-  if (type && !/^application\/([a-z.+-]*\+)?json\b/i.test(type)) {
-    throw badRequest("Content-Type must be application/json", [{ path: "body", message: "Content-Type must be application/json" }]);
-  }
+  assertJsonContentType(ctx);
   try {
     return JSON.parse(raw.toString("utf8"));
   } catch {

@@ -20,7 +20,8 @@ export function errorHandler(log: ErrorLogger): Middleware<AppState> {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError("not_found", `no route for ${ctx.method} ${ctx.path}`);
-      if (ctx.status === 405 && ctx.body === undefined) throw new AppError("not_found", `no route for ${ctx.method} ${ctx.path}`);
+      // The resource exists, the method does not: 405, keeping the Allow header the router set (RFC 9110 §15.5.6).
+      if (ctx.status === 405 && ctx.body === undefined) throw new AppError("method_not_allowed", `method ${ctx.method} not allowed on ${ctx.path}`);
     } catch (err) {
       let e: AppError;
       if (err instanceof AppError) e = err;

@@ -11,12 +11,16 @@ export const ErrorB = z
   .object({ error: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
   .openapi("ErrorB");
 
-/** An integer query parameter within [min, max] with a default; limit=abc, limit=0, limit=201 are 400s. */
+/**
+ * An integer query parameter within [min, max] with a default; limit=abc, limit=0, limit=201 are 400s.
+ * Any count of digits is a whole number, so a value over max is reported as too big, not as malformed.
+ */
 export function intParam(def: number, min: number, max: number) {
   return z
     .string()
-    .regex(/^\d{1,9}$/, "must be a whole number")
-    .transform(Number)
+    .regex(/^\d+$/, "must be a whole number")
+    // Digits past what a double holds exactly are all above every max: clamping keeps the "Too big" message.
+    .transform((s) => Math.min(Number(s), Number.MAX_SAFE_INTEGER))
     .pipe(z.number().int().min(min).max(max))
     .optional()
     .transform((v) => v ?? def)

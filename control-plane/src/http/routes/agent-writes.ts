@@ -8,7 +8,7 @@ import { parseAgentConfig, withPolicies, type AgentConfig } from "../../domain/a
 import { checkTransition, type AgentStatus } from "../../domain/agent-status.js";
 import { lockTenantGovernance, setAgentLinks } from "../../domain/policy-links.js";
 import { newId } from "../../domain/ids.js";
-import { badRequest, conflict, notFound } from "../../errors/app-error.js";
+import { AppError, badRequest, conflict, notFound } from "../../errors/app-error.js";
 import {
   agentNameTaken, getAgent, insertAgent, insertDeployment, linkedPolicyIds, updateAgent, type AgentPatch, type AgentRow,
 } from "../../stores/postgres/agents-repo.js";
@@ -26,20 +26,33 @@ export interface AgentFields {
   status?: AgentStatus;
 }
 
+/**
+ * The configYaml of a request body, validated. The domain names keys from the YAML (`configYaml.rate_limit`);
+ * here they are rooted at `body.` like every other validation detail of a body (`body.configYaml`).
+ */
+function parseBodyConfig(configYaml: string): AgentConfig {
+  try {
+    return parseAgentConfig(configYaml);
+  } catch (e) {
+    if (e instanceof AppError) throw new AppError(e.code, e.message, e.details.map((d) => ({ ...d, path: `body.${d.path}` })));
+    throw e;
+  }
+}
+
 async function checkPolicyIds(db: Queryable, tenantId: string, cfg: AgentConfig): Promise<void> {
   const ids = cfg.policies ?? [];
   const known = await existingPolicyIds(db, tenantId, ids);
   const missing = ids.filter((p) => !known.has(p));
   if (missing.length > 0) {
     throw badRequest(`configYaml.policies names unknown policies: ${missing.join(", ")}`, [
-      { path: "configYaml.policies", message: `unknown policy ids: ${missing.join(", ")}` },
+      { path: "body.configYaml.policies", message: `unknown policy ids: ${missing.join(", ")}` },
     ]);
   }
 }
 
 export async function createAgent(db: Db, ctx: Ctx, principal: Principal, f: AgentFields & { name: string }): Promise<AgentRow> {
   const configYaml = f.configYaml ?? "";
-  const config = parseAgentConfig(configYaml);
+  const config = parseBodyConfig(configYaml);
   return db.tx(async (c) => {
     const tenantId = principal.tenantId;
     await lockTenantGovernance(c, tenantId);
@@ -65,7 +78,7 @@ export async function createAgent(db: Db, ctx: Ctx, principal: Principal, f: Age
 
 /** Applies the given fields; unchanged values are not written. Returns the agent as stored. */
 export async function updateAgentFields(db: Db, ctx: Ctx, principal: Principal, agentId: string, f: AgentFields): Promise<AgentRow> {
-  const config = f.configYaml !== undefined ? parseAgentConfig(f.configYaml) : undefined;
+  const config = f.configYaml !== undefined ? parseBodyConfig(f.configYaml) : undefined;
   return db.tx(async (c) => {
     const tenantId = principal.tenantId;
     await lockTenantGovernance(c, tenantId);

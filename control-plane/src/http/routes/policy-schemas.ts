@@ -9,15 +9,19 @@ export const PII_TYPES = [
 ] as const;
 
 const Strings = z.array(z.string().min(1).max(200)).max(200);
+// "Any of these found" over an empty list would never hold, yet the sidecar reads an empty list as "no
+// condition" (match everything): both lists must name at least one item. An empty `models` is
+// consistent with its own rule ("not in the list") and stays allowed.
+const NonEmptyStrings = Strings.min(1);
 
 export const Conditions = z
   .object({
     direction: z.enum(["inbound", "outbound", "both"]).default("inbound"),
-    pii_types: z.array(z.enum(PII_TYPES)).max(PII_TYPES.length).optional(),
+    pii_types: z.array(z.enum(PII_TYPES)).min(1).max(PII_TYPES.length).optional(),
     injection_score_gte: z.number().min(0).max(1).optional(),
     models: Strings.optional(),
     max_input_tokens: z.number().int().positive().max(4_294_967_295).optional(),
-    keywords: Strings.optional(),
+    keywords: NonEmptyStrings.optional(),
     regex: z
       .string()
       .min(1)

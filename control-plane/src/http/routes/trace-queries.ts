@@ -4,6 +4,7 @@ import { z } from "../openapi/zod.js";
 import { AppError, badRequest } from "../../errors/app-error.js";
 import { isTraceStoreError } from "../../stores/clickhouse/index.js";
 import type { Queryable } from "../../stores/postgres/db.js";
+import { isStorableText } from "../../domain/storable-text.js";
 
 const DAY_MS = 86_400_000;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -80,7 +81,8 @@ export async function fromStore<T>(call: () => Promise<T>): Promise<T> {
 
 /** Current names of the given agents of the tenant (agents renamed since a trace keep one name). */
 export async function agentNames(db: Queryable, tenantId: string, ids: Iterable<string>): Promise<Map<string, string>> {
-  const list = [...new Set(ids)].filter((id) => !id.includes("\0")); // Postgres text cannot hold NUL
+  // Trace rows come from ingest, not from a checked request: an id Postgres cannot take is no agent's.
+  const list = [...new Set(ids)].filter(isStorableText);
   if (list.length === 0) return new Map();
   const r = await db.query<{ id: string; name: string }>("SELECT id, name FROM agents WHERE tenant_id = $1 AND id = ANY($2)", [tenantId, list]);
   return new Map(r.rows.map((row) => [row.id, row.name]));

@@ -8,8 +8,8 @@ import { ErrorB } from "../../openapi/common-schemas.js";
 import type { AppState } from "../../state.js";
 import type { Deps } from "../../deps.js";
 import { AppError, badRequest } from "../../../errors/app-error.js";
-import { readRawBody } from "../../middleware/body.js";
-import { zodDetails } from "../../route.js";
+import { assertJsonContentType, readRawBody } from "../../middleware/body.js";
+import { assertStorableText, zodDetails } from "../../route.js";
 import { verifySignature, SIGNATURE_TOLERANCE_SECONDS } from "../../../identity/signature.js";
 import { EventEnvelope, IDENTITY_EVENT_TYPES, IdentityEvent, isKnownEventType } from "../../../identity/events.js";
 import { applyIdentityEvent, deliveryKey } from "../../../identity/apply-event.js";
@@ -44,7 +44,7 @@ export function registerWebhookRoute(router: Router<AppState>, registry: OpenAPI
     },
     responses: {
       200: { description: "processed (or acknowledged and ignored)", content: { "application/json": { schema: WebhookAck } } },
-      400: { description: "signature valid, payload not a valid identity event", content: { "application/json": { schema: ErrorB } } },
+      400: { description: "signature valid, but the Content-Type is not JSON or the payload is not a valid identity event", content: { "application/json": { schema: ErrorB } } },
       403: { description: "missing, malformed, stale or wrong signature", content: { "application/json": { schema: InvalidSignature } } },
       413: { description: "body over 1 MiB", content: { "application/json": { schema: ErrorB } } },
       500: { description: "error", content: { "application/json": { schema: ErrorB } } },
@@ -62,12 +62,15 @@ export function registerWebhookRoute(router: Router<AppState>, registry: OpenAPI
       deps.log.warn({ requestId: ctx.state.requestId, reason: verdict.reason, bytes: raw.length }, "identity webhook: signature rejected");
       throw new AppError("invalid_signature", INVALID_SIGNATURE);
     }
+    // Only a signed delivery learns what else is wrong with it: the type is checked after the signature.
+    assertJsonContentType(ctx);
     let json: unknown;
     try {
       json = JSON.parse(raw.toString("utf8"));
     } catch {
       throw badRequest("request body is not valid JSON", [{ path: "body", message: "not valid JSON" }]);
     }
+    assertStorableText(json, "body");
     const envelope = EventEnvelope.safeParse(json);
     if (!envelope.success) throw badRequest("not an identity event", zodDetails(envelope.error, "body"));
     let parsed;
