@@ -20,7 +20,7 @@ function step(name: string, cmd: string, cmdArgs: string[], env: NodeJS.ProcessE
   const r = spawnSync(cmd, cmdArgs, { stdio: "inherit", env });
   if (r.status !== 0) {
     process.stdout.write(`✖ ${name} failed (exit ${r.status})\n`);
-    process.exit(status);
+    process.exit(r.status ?? 1);
   }
   process.stdout.write(`✔ ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)\n`);
 }

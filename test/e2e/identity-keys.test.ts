@@ -108,10 +108,10 @@ test.serial("DELETE /api/keys/:id: {success: true}; the key gets 401 on its very
   t.is(audit.body.data.length, 1);
 });
 
-test.serial("revocation is immediate at the sidecar: the first proxy call after DELETE answers is 401, round after round", async (t) => {
+test.serial("keys reach the sidecar before POST/DELETE answer: the first proxy call after creation passes the key check, after deletion it is 401, round after round", async (t) => {
   for (let round = 0; round < 15; round++) {
     const { id, key } = (await stack.api.post<{ data: { id: string; key: string } }>("/api/keys", { name: `immediate ${round}`, scope: "ingest" })).body.data;
-    await eventually(async () => (await sidecarStatus(sidecar.url, key)) === 404); // known: passes the key check
+    t.is(await sidecarStatus(sidecar.url, key), 404, `round ${round}: a new key works at the sidecar as soon as POST answers`); // passes the key check; the agent is unknown
     t.is((await stack.api.call("DELETE", `/api/keys/${id}`)).status, 200);
     t.is(await sidecarStatus(sidecar.url, key), 401, `round ${round}`);
   }

@@ -6,6 +6,7 @@ import type { AppState } from "./state.js";
 import { requestId } from "./middleware/request-id.js";
 import { errorHandler } from "./middleware/errors.js";
 import { authenticate } from "./middleware/auth.js";
+import { awaitSyncDelivery } from "./middleware/sync-delivery.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { buildDocument, createRegistry } from "./openapi/registry.js";
 import { createControlPlaneOps, httpMetrics, routeMatcher } from "../observability/index.js";
@@ -72,6 +73,7 @@ export function createRestApp(deps: Deps): RestApp {
   app.use(open.routes());
   app.use(authenticate(deps.db));
   app.use(rateLimit(deps.config.API_RATE_LIMIT_PER_MINUTE));
+  app.use(awaitSyncDelivery(deps));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return { app, openapi };

@@ -44,7 +44,10 @@ export async function applyIdentityEvent(
   parsed: IdentityEventInput | undefined,
   key: string,
   requestId: string,
+  /** Called after the commit when a user's status changed: the change's version for the sidecars (revocations wait for it). */
+  afterStatusChange?: (tenantId: string, version: number) => Promise<unknown>,
 ): Promise<WebhookAck> {
+  let statusChange: { tenantId: string; version: number } | undefined;
   const ack = await db.tx(async (c): Promise<WebhookAck> => {
     if (!(await claimDelivery(c, key, ev.type))) return { received: true, duplicate: true };
     const orgId = typeof ev.data.orgId === "string" ? ev.data.orgId : undefined;
@@ -110,7 +113,7 @@ export async function applyIdentityEvent(
           changes.removedFromTeams = await deleteMembershipsOfUser(c, tenant.id, user.id);
           changes.deletedKeys = await deleteKeysOfUser(c, tenant.id, user.id);
         }
-        if (plan.status !== user.status) await recordChange(c, tenant.id, "user", user.id);
+        if (plan.status !== user.status) statusChange = { tenantId: tenant.id, version: await recordChange(c, tenant.id, "user", user.id) };
       }
       if (linked) changes.linked = true;
     }
@@ -126,6 +129,7 @@ export async function applyIdentityEvent(
     await setDeliveryOutcome(c, key, plan.outcome);
     return plan.outcome === "applied" ? { received: true } : { received: true, ignored: IGNORED[plan.outcome] };
   });
+  if (statusChange && afterStatusChange) await afterStatusChange(statusChange.tenantId, statusChange.version);
   if (++pruneCounter % 100 === 1) await pruneDeliveries(db).catch(() => undefined);
   return ack;
 }

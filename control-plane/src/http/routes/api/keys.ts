@@ -14,7 +14,6 @@ import { conflict, forbidden, notFound } from "../../../errors/app-error.js";
 import { insertKey } from "../../../stores/postgres/identity-repo.js";
 import { appendAudit } from "../../../stores/postgres/audit-repo.js";
 import { recordChange } from "../../../stores/postgres/sync-changes.js";
-import { REVOCATION_DELIVERY_WAIT_MS } from "../../../sync/hub.js";
 import { deleteKey, listKeys } from "../../../stores/postgres/keys-repo.js";
 import { findLiveUser } from "../../../stores/postgres/users-repo.js";
 import { actorOf } from "../../actor.js";
@@ -121,15 +120,13 @@ export function registerKeyRoutes(router: Router<AppState>, registry: OpenAPIReg
     params: z.object({ id: z.string().min(1).max(64) }),
     responses: { 200: z.object({ success: z.literal(true) }) },
     handler: async (ctx, { params, principal }) => {
-      const version = await deps.db.tx(async (c) => {
+      // The answer waits until this replica's sidecars have been sent the removal (middleware/sync-delivery.ts).
+      await deps.db.tx(async (c) => {
         const k = await deleteKey(c, principal.tenantId, params.id);
         if (!k) throw notFound("API key");
         await appendAudit(c, { ...actorOf(ctx, principal), action: "key.delete", targetType: "api_key", targetId: k.id, details: { name: k.name, scope: k.scope, owner: k.created_by } });
-        return recordChange(c, principal.tenantId, "key", k.id);
+        await recordChange(c, principal.tenantId, "key", k.id);
       });
-      // Answer once this replica's sidecars have been sent the removal, so that the caller's next proxy
-      // call with the key is refused there too (bounded: a stuck stream does not hold the answer).
-      await deps.sync?.delivered(principal.tenantId, version, REVOCATION_DELIVERY_WAIT_MS);
       return { status: 200, body: { success: true } };
     },
   });
