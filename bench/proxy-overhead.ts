@@ -11,7 +11,9 @@
 //              response gate, shipper, node:http + undici proxy);
 //   loadgen  — the load generator (undici pools, one per target; autocannon is not installed and wrk
 //              cannot interleave two targets, so this small generator is used: closed-loop sequential
-//              calls, open-loop fixed-rate phases, closed-loop max-throughput runs).
+//              calls, open-loop fixed-rate phases, closed-loop max-throughput runs). The fixed-rate
+//              phases are sent by support/rate-client.c (compiled with gcc when installed; else by the
+//              node open loop), so that the generator's CPU and GC pauses stay off the measured cores.
 // Governance is all on: three PII policies (block SSN/card inbound, redact email/phone both ways, log
 // IP/IBAN both ways), an injection policy (block at score ≥ 0.8), a rate limit high enough not to refuse
 // (1,000,000/min), a daily budget high enough (1,000,000 USD). Prompts are 1 KB and 8 KB of English text
@@ -714,6 +716,8 @@ const OTHER_CPUS = os.cpus().length > 1 ? `0-${os.cpus().length - 2}` : "0";
  * in BENCH_RATE_CLIENT; without gcc, or with BENCH_NODE_LOADGEN=1, the node open loop is used instead.
  */
 const RATE_CLIENT = process.env.BENCH_RATE_CLIENT || undefined;
+/** Whether this run's fixed-rate phases were sent by the C program (set by main, read by the report). */
+let RATE_CLIENT_USED = false;
 function compileRateClient(): string | undefined {
   if (process.env.BENCH_NODE_LOADGEN === "1") return undefined;
   const out = join(mkdtempSync(join(os.tmpdir(), "agentgov-bench-cc-")), "rate-client");
@@ -867,6 +871,7 @@ async function main(): Promise<void> {
   hiccups = await measureHiccups(5000);
   process.stdout.write(`machine hiccups: ${hiccups}\n`);
   const rateClient = compileRateClient();
+  RATE_CLIENT_USED = rateClient !== undefined;
   pinProcess(process.pid, OTHER_CPUS); // the stub control plane
   const { generateApiKey } = await import("../control-plane/src/domain/api-keys.js");
   const key = generateApiKey("ingest");
@@ -1284,7 +1289,7 @@ function renderMarkdown(report: { date: string; machine: Record<string, string |
   lines.push(`Date: ${report.date}  `);
   lines.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node} (shared with other work; load average at the end ${m.loadAverageAtEnd}). Hiccups before the run: ${m.hiccupsBeforeRun}${report.quick ? "  \n**Quick run** (fewer samples)." : ""}`, "");
   lines.push(
-    `Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process, plain sockets), the load generator in a third process (fixed-rate phases on plain keep-alive sockets, as lean as wrk; sequential and stream measures through undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). Fixed rate = open loop at a constant rate (one request every 1000/rps ms, timed by a pacer thread as vegeta does), latency counted from each request's scheduled time; 20 one-second sidecar phases at 1,000 rps (20,000 requests per target), 10 at the other rates. The load generator, the upstream and the stub control plane run with --single-threaded-gc --no-memory-reducer (their GC helper threads otherwise held both cores for milliseconds at a time; BENCH_FIXTURE_EXEC_ARGV overrides). All times in ms.${PIN ? " --pin: the sidecar ran alone on the last CPU, everything else on the others." : ""}`,
+    `Setup: one sidecar process (real Sync client, durable spool with group commit and response gate, shipper), an upstream that answers at once (separate process, plain sockets), the load generator in a third process (fixed-rate phases sent by a single-threaded C program on plain keep-alive sockets, support/rate-client.c, when gcc is installed${RATE_CLIENT_USED ? "" : " — not this run: the node open loop on plain sockets sent them"}; sequential and stream measures through undici), a stub control plane in the orchestrating process (Sync snapshot, Ingest acks without storage). All governance on: 3 PII policies (block, redact both ways, log both ways), an injection block policy, rate limit 1,000,000/min, budget 1,000,000 USD/day. Prompts 1 KB / 8 KB, unique per request, OpenAI chat body. Added latency = sidecar minus direct, same run, interleaved (sequential: alternating requests; fixed rate: alternating 1-second phases). Fixed rate = open loop at a constant rate (one request every 1000/rps ms, each sent at its time as vegeta does), latency counted from each request's scheduled time; 20 one-second sidecar phases at 1,000 rps (20,000 requests per target), 10 at the other rates. The load generator, the upstream and the stub control plane run with --single-threaded-gc --no-memory-reducer (their GC helper threads otherwise held both cores for milliseconds at a time; BENCH_FIXTURE_EXEC_ARGV overrides). All times in ms.${PIN ? " --pin: the sidecar ran alone on the last CPU, everything else on the others." : ""}`,
     "",
   );
   lines.push(
