@@ -17,6 +17,7 @@ const CODE_OF_STATUS: Record<number, string> = {
   413: "payload_too_large",
   429: "rate_limit_exceeded",
   500: "internal_error",
+  501: "not_implemented",
   502: "bad_gateway",
   503: "unavailable",
   504: "gateway_timeout",

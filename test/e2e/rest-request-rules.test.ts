@@ -149,6 +149,13 @@ test("a method the resource does not support is 405 with Allow, in the group's s
   t.is(webhook.status, 405);
   t.is(webhook.headers.get("allow"), "POST");
   t.is((await send("GET", "/v1/nothing-here")).status, 404, "an unknown path is still 404");
+  // A method no route knows at all: 501, in the group's shape too.
+  const unknownA = await send("PROPFIND", `/v1/agents/${agentId}`);
+  t.is(unknownA.status, 501);
+  t.like(errorCodeA(unknownA), { code: "not_implemented", message: "method PROPFIND is not supported" });
+  const unknownB = await send("PROPFIND", "/api/agents");
+  t.is(unknownB.status, 501);
+  t.deepEqual(unknownB.body, { error: "method PROPFIND is not supported" });
   t.is((await send("PUT", `/v1/agents/${agentId}`, { key: null, body: "{}", type: "application/json" })).status, 401, "the key is checked first");
   t.is((await send("GET", `/v1/agents/${agentId}`)).status, 200, "the resource is unchanged");
 });

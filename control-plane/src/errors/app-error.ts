@@ -7,6 +7,7 @@ export type ErrorCode =
   | "forbidden"
   | "not_found"
   | "method_not_allowed"
+  | "not_implemented"
   | "conflict"
   | "payload_too_large"
   | "rate_limit_exceeded"
@@ -20,6 +21,7 @@ const STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  not_implemented: 501,
   conflict: 409,
   payload_too_large: 413,
   rate_limit_exceeded: 429,

@@ -22,6 +22,8 @@ export function errorHandler(log: ErrorLogger): Middleware<AppState> {
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError("not_found", `no route for ${ctx.method} ${ctx.path}`);
       // The resource exists, the method does not: 405, keeping the Allow header the router set (RFC 9110 §15.5.6).
       if (ctx.status === 405 && ctx.body === undefined) throw new AppError("method_not_allowed", `method ${ctx.method} not allowed on ${ctx.path}`);
+      // A method no route knows at all (PROPFIND, …): the router's 501, in the group's error shape.
+      if (ctx.status === 501 && ctx.body === undefined) throw new AppError("not_implemented", `method ${ctx.method} is not supported`);
     } catch (err) {
       let e: AppError;
       if (err instanceof AppError) e = err;
