@@ -65,12 +65,6 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
     retentionDays: config.TRACE_RETENTION_DAYS,
     logger: log,
   });
-  const boot = await ensureBootstrap(db, {
-    tenantName: config.BOOTSTRAP_TENANT,
-    idpOrgId: config.BOOTSTRAP_IDP_ORG_ID,
-    adminEmail: config.BOOTSTRAP_ADMIN_EMAIL,
-    apiKey: config.BOOTSTRAP_API_KEY,
-  });
 
   let stopped = false;
   const hub = new SyncHub(databaseUrl, (e) => {
@@ -92,6 +86,14 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   await new Promise<void>((ok, fail) => {
     server.once("error", fail);
     server.listen(config.PORT, config.HOST, () => ok());
+  });
+  // After both listeners are up: a first start that fails on a busy port must not leave behind an admin
+  // key that was never shown (the next start would not make another).
+  const boot = await ensureBootstrap(db, {
+    tenantName: config.BOOTSTRAP_TENANT,
+    idpOrgId: config.BOOTSTRAP_IDP_ORG_ID,
+    adminEmail: config.BOOTSTRAP_ADMIN_EMAIL,
+    apiKey: config.BOOTSTRAP_API_KEY,
   });
   const addr = server.address();
   const restPort = typeof addr === "object" && addr ? addr.port : config.PORT;

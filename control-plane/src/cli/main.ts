@@ -70,11 +70,23 @@ async function main(argv: string[]): Promise<void> {
     case "start": {
       const t0 = Date.now();
       const config = loadControlPlaneConfig(env);
+      // The sidecar's settings are checked before anything starts (a bad SIDECAR_PORT must not fail the
+      // start after the control plane made the first-start admin key).
+      const { loadSidecarConfig } = await import("@agentgov/data-plane");
+      loadSidecarConfig({ ...env, CONTROL_PLANE_GRPC_URL: "http://127.0.0.1:1", SIDECAR_KEY: env.SIDECAR_KEY || `svc_ingest_${"x".repeat(32)}`, DATA_DIR: config.DATA_DIR });
       const { startControlPlane } = await import("../main.js");
       const cp: ControlPlane = await startControlPlane(config);
-      const adminUser = await cp.db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 AND role = 'admin' ORDER BY created_at LIMIT 1", [cp.tenantId]);
-      const sidecarKey = env.SIDECAR_KEY || (await ensureLocalSidecarKey(cp.db, config.DATA_DIR, cp.tenantId, adminUser.rows[0]!.id));
-      const sidecar = await startSidecarProcess(env, { CONTROL_PLANE_GRPC_URL: cp.grpcUrl, SIDECAR_KEY: sidecarKey, DATA_DIR: config.DATA_DIR });
+      let sidecar: Awaited<ReturnType<typeof startSidecarProcess>>;
+      try {
+        const adminUser = await cp.db.query<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 AND role = 'admin' ORDER BY created_at LIMIT 1", [cp.tenantId]);
+        const sidecarKey = env.SIDECAR_KEY || (await ensureLocalSidecarKey(cp.db, config.DATA_DIR, cp.tenantId, adminUser.rows[0]!.id));
+        sidecar = await startSidecarProcess(env, { CONTROL_PLANE_GRPC_URL: cp.grpcUrl, SIDECAR_KEY: sidecarKey, DATA_DIR: config.DATA_DIR });
+      } catch (e) {
+        // The first-start admin key exists now and no later start shows it: show it before failing.
+        if (cp.createdApiKey) process.stderr.write(`admin API key ${cp.createdApiKey} (created on this first start; shown once: keep it)\n`);
+        await cp.stop().catch(() => undefined);
+        throw e;
+      }
       await Promise.race([sidecar.synced, new Promise((r) => setTimeout(r, 10_000))]);
       const lines = [
         "",
