@@ -11,6 +11,7 @@ import { gzipSync } from "node:zlib";
 import type { Sidecar } from "@agentgov/data-plane";
 import { eventually } from "../harness/stack.js";
 import { nativeRequest } from "../fakes/providers/index.js";
+import { estimateTokens } from "../../data-plane/src/providers/index.js";
 import { MODELS, PROVIDERS, rawCall, startProxyWorld, type ProxyWorld, type RawAnswer } from "./proxy-helpers.js";
 import { startControlledUpstream, write, type ControlledUpstream } from "./proxy-upstreams.js";
 
@@ -271,6 +272,9 @@ test.serial("policies: an inbound block is 403 policy_violation; an inbound reda
 test.serial("an unreachable provider is 502 upstream_unavailable, traced as error", async (t) => {
   const res = await rawCall(`${edge.url}/v1/proxy/mistral/v1/chat/completions`, { headers: { authorization: "Bearer m", ...w.serviceHeaders(agentId) }, body: { model: "mistral-small-latest", messages: [{ role: "user", content: "hi" }] } });
   await assertTracedFailure(t, res, 502, "upstream_unavailable", "502");
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.is(trace.inputTokens, 0, "never reached the provider: nothing billed");
+  t.is(trace.costUsd, 0);
 });
 
 test.serial("a provider that does not answer within UPSTREAM_TIMEOUT_MS is 504 upstream_timeout (no headers, or a body that stalls)", async (t) => {
@@ -284,6 +288,11 @@ test.serial("a provider that does not answer within UPSTREAM_TIMEOUT_MS is 504 u
     });
     const res = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: CHAT });
     await assertTracedFailure(t, res, 504, "upstream_timeout", `504 ${stall}`);
+    // The provider received the prompt: it is counted locally and priced, not recorded as free.
+    const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+    t.is(trace.inputTokens, estimateTokens("hello"), `504 ${stall}`);
+    t.true(trace.tokensEstimated, `504 ${stall}`);
+    t.true(trace.costUsd > 0, `504 ${stall}`);
   }
 });
 

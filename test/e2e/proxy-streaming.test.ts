@@ -9,6 +9,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { Sidecar } from "@agentgov/data-plane";
 import { eventually } from "../harness/stack.js";
 import { estimateTokens } from "../../data-plane/src/providers/index.js";
+import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
 import { nativeRequest, rawRequest, type FakeProviderName } from "../fakes/providers/index.js";
 import { PROVIDERS, rawCall, readChunks, recordingFetch, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
 import { DRIVERS } from "./proxy-sdk-drivers.js";
@@ -206,6 +207,40 @@ test.serial("a client that goes away mid-stream aborts the provider call; the tr
   t.true(trace.costUsd > 0, "the partial call is charged");
 });
 
+test.serial("an Anthropic stream cut before message_delta keeps message_start's input and cache counts; only the output is counted locally", async (t) => {
+  t.timeout(30_000);
+  ctl.handle(async (_req, res) => {
+    res.writeHead(200, sseHeaders("text/event-stream; charset=utf-8"));
+    const usage = { input_tokens: 12, cache_read_input_tokens: 90000, cache_creation_input_tokens: 300, output_tokens: 1 };
+    await write(res, `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "msg_2", type: "message", role: "assistant", model: "claude-sonnet-4-6", content: [], usage } })}\n\n`);
+    await write(res, 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n');
+    await write(res, 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Partial answer"}}\n\n');
+  });
+  const abort = new AbortController();
+  const res = await fetch(`${exact.url}/v1/proxy/anthropic/v1/messages`, {
+    method: "POST",
+    signal: abort.signal,
+    headers: { "content-type": "application/json", "x-api-key": "sk-ant", "anthropic-version": "2023-06-01", ...w.serviceHeaders(agentId) },
+    body: JSON.stringify({ model: "claude-sonnet-4-6", max_tokens: 100, stream: true, messages: [{ role: "user", content: "Summarise the cached book" }] }),
+  });
+  const traceId = res.headers.get("x-service-trace-id") ?? "";
+  await t.throwsAsync(
+    readChunks(res, (soFar) => {
+      if (soFar.includes("Partial answer")) abort.abort();
+    }),
+    { any: true },
+  );
+  const trace = await w.trace(traceId);
+  t.is(trace.errorCode, "client_closed");
+  t.true(trace.tokensEstimated, "the output was counted locally");
+  t.is(trace.inputTokens, 90312);
+  t.is(trace.cachedInputTokens, 90000);
+  t.is(trace.cacheWriteTokens, 300);
+  t.is(trace.outputTokens, estimateTokens("Partial answer"));
+  const usage = { inputTokens: 90312, cachedInputTokens: 90000, cacheWriteTokens: 300, outputTokens: estimateTokens("Partial answer") };
+  t.is(trace.costUsd, computeCost(priceFor("anthropic", "claude-sonnet-4-6"), usage).totalCost, "cache reads priced at the cache-read rate");
+});
+
 test.serial("a client that goes away while the provider is still thinking (JSON) aborts the provider call; the trace is recorded", async (t) => {
   t.timeout(30_000);
   const arrived = gate();
@@ -234,6 +269,12 @@ test.serial("a client that goes away while the provider is still thinking (JSON)
   });
   t.is(trace.httpStatus, 499);
   t.false(trace.streamed);
+  // The provider got the prompt and bills it: counted locally, priced, charged (not a 0-token, $0 trace).
+  t.is(trace.inputTokens, estimateTokens("slow question"));
+  t.is(trace.outputTokens, 0);
+  t.true(trace.tokensEstimated);
+  t.is(trace.costUsd, computeCost(priceFor("openai", "gpt-4o"), { inputTokens: estimateTokens("slow question"), outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost);
+  t.true(trace.costUsd > 0);
 });
 
 test.serial("a provider that drops the connection mid-stream: the SDK gets the provider's native error event, the trace has status error", async (t) => {
@@ -272,6 +313,23 @@ test.serial("an OpenAI stream without include_usage is counted locally and flagg
   t.true(trace.tokensEstimated);
   t.is(trace.inputTokens, estimateTokens("count my tokens please"));
   t.is(trace.outputTokens, estimateTokens("No usage in this stream."));
+  t.is(trace.status, "success");
+});
+
+test.serial("an OpenAI tool-only stream without include_usage counts the tool-call arguments as output and the tool definitions as input", async (t) => {
+  const args = { query: "weather in Paris, Lyon and Marseille for the next three days", units: "metric", detail: ["wind", "rain", "uv"] };
+  w.fakes.script({ text: "", toolCalls: [{ name: "get_weather", arguments: args }] });
+  const tools = [{ type: "function", function: { name: "get_weather", description: "Forecast for a city", parameters: { type: "object", properties: { query: { type: "string" } } } } }];
+  const res = await rawRequest(w.proxyUrl("openai", "/v1/chat/completions"), {
+    headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) },
+    body: { model: "gpt-4o", stream: true, tools, messages: [{ role: "user", content: "forecast please" }] },
+  });
+  t.is(res.status, 200);
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.true(trace.tokensEstimated);
+  t.is(trace.outputTokens, estimateTokens(JSON.stringify(args)));
+  t.true(trace.outputTokens > 10);
+  t.is(trace.inputTokens, estimateTokens("forecast please") + estimateTokens(JSON.stringify(tools)));
   t.is(trace.status, "success");
 });
 

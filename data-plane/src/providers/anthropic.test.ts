@@ -52,6 +52,54 @@ test("mapPromptText: redacted copy, same order, structure and non-text blocks pr
   t.is(body.messages[0]?.content, "Plain question");
 });
 
+test("promptParts / mapPromptText: content documents and search results (top level and inside tool_result), where they stand", (t) => {
+  const searchResult = (n: number) => ({
+    type: "search_result",
+    source: `https://kb.example/${n}`,
+    title: `Result ${n}`,
+    content: [{ type: "text", text: `snippet ${n}a` }, { type: "text", text: `snippet ${n}b` }],
+    citations: { enabled: true },
+  });
+  const image = { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } };
+  const docs = {
+    model: "claude-sonnet-4-6",
+    max_tokens: 100,
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Before" },
+          {
+            type: "document",
+            title: "Doc",
+            source: { type: "content", content: [{ type: "text", text: "chunk one" }, image, { type: "text", text: "chunk two" }] },
+          },
+          { type: "document", source: { type: "content", content: "string content" } },
+          searchResult(1),
+          { type: "tool_result", tool_use_id: "toolu_1", content: [searchResult(2), { type: "text", text: "tool text" }] },
+          { type: "document", source: { type: "url", url: "https://example.com/a.pdf" } },
+          { type: "text", text: "After" },
+        ],
+      },
+    ],
+  };
+  const original = structuredClone(docs);
+  const parts = ["Before", "chunk one", "chunk two", "string content", "Result 1", "snippet 1a", "snippet 1b", "Result 2", "snippet 2a", "snippet 2b", "tool text", "After"];
+  t.deepEqual(adapter.promptParts(docs), parts);
+  const seen: string[] = [];
+  const mapped = adapter.mapPromptText(docs, (s) => {
+    seen.push(s);
+    return s.toUpperCase();
+  }) as typeof docs;
+  t.deepEqual(seen, parts);
+  t.deepEqual(adapter.promptParts(mapped), parts.map((s) => s.toUpperCase()));
+  const content = mapped.messages[0]!.content;
+  t.deepEqual(content[1], { type: "document", title: "Doc", source: { type: "content", content: [{ type: "text", text: "CHUNK ONE" }, image, { type: "text", text: "CHUNK TWO" }] } });
+  t.deepEqual(content[3], { ...searchResult(1), title: "RESULT 1", content: [{ type: "text", text: "SNIPPET 1A" }, { type: "text", text: "SNIPPET 1B" }] }, "source and citations untouched");
+  t.deepEqual(content[5], docs.messages[0]!.content[5]);
+  t.deepEqual(docs, original, "the original is untouched");
+});
+
 test("parseResponse and mapCompletionText: text blocks joined by a blank line, tool_use counted", (t) => {
   const json = {
     id: "msg_1",

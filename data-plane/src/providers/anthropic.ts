@@ -1,6 +1,6 @@
 // Anthropic adapter: POST /v1/messages, x-api-key (or Bearer) auth, SSE with `event:` names
 // (message_start, content_block_*, message_delta, message_stop, ping, error).
-import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
@@ -18,7 +18,12 @@ import type {
 
 const TOOL_BLOCKS = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
 
-/** Text slots of a `system` value or a message `content`: a string, or text blocks (tool_result and text documents included). */
+/**
+ * Text slots of a `system` value or a message `content`: a string, or text blocks, in block order. A
+ * block's text comes where the block is: `tool_result` content (string or blocks, so nested documents
+ * and search results too), a `document` with `source.type: "text"` (`source.data`) or `"content"`
+ * (`source.content`: string or text blocks), a `search_result` (`title`, then its `content` text blocks).
+ */
 function blockSlots(holder: JsonObject, key: string): TextSlot[] {
   const value = holder[key];
   if (typeof value === "string") return [slot(holder, key)];
@@ -29,6 +34,11 @@ function blockSlots(holder: JsonObject, key: string): TextSlot[] {
     else if (block.type === "tool_result") slots.push(...blockSlots(block, "content"));
     else if (block.type === "document" && isObject(block.source) && block.source.type === "text" && typeof block.source.data === "string") {
       slots.push(slot(block.source, "data"));
+    } else if (block.type === "document" && isObject(block.source) && block.source.type === "content") {
+      slots.push(...blockSlots(block.source, "content"));
+    } else if (block.type === "search_result") {
+      if (typeof block.title === "string") slots.push(slot(block, "title"));
+      slots.push(...blockSlots(block, "content"));
     }
   }
   return slots;
@@ -88,13 +98,30 @@ function errorMessageOf(json: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Pushes a content block's billed output that is not answer text: a thinking block's text, a tool call's
+ * input as JSON (an empty `{}`, as content_block_start carries before its input_json_delta, adds nothing).
+ */
+function pushUncounted(block: JsonObject, out: string[]): void {
+  if (block.type === "thinking") {
+    if (typeof block.thinking === "string" && block.thinking) out.push(block.thinking);
+  } else if (TOOL_BLOCKS.has(String(block.type)) && !(isObject(block.input) && Object.keys(block.input).length === 0)) {
+    const input = argumentsText(block.input);
+    if (input) out.push(input);
+  }
+}
+
 function parseResponse(json: unknown): ResponseFacts {
   const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
   if (!isObject(json)) return facts;
+  const uncounted: string[] = [];
   for (const block of asArray(json.content)) {
-    const fact = isObject(block) ? toolFact(block) : undefined;
+    if (!isObject(block)) continue;
+    const fact = toolFact(block);
     if (fact) facts.toolCalls.push(fact);
+    pushUncounted(block, uncounted);
   }
+  if (uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
   if (isObject(json.usage)) facts.usage = anthropicUsage(json.usage);
   const model = asString(json.model);
   if (model !== undefined) facts.model = model;
@@ -117,6 +144,8 @@ class AnthropicObserver implements StreamObserver {
   private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
   private readonly texts = new Map<number, string>();
   private readonly tools = new Map<number, ToolCallFact>();
+  /** Thinking text and tool input JSON fragments, in arrival order (joined once at end()). */
+  private readonly uncounted: string[] = [];
   private usageRaw: JsonObject | undefined;
   /** Usage is final only once message_delta reported it (message_start holds output_tokens ≈ 1). */
   private usageFinal = false;
@@ -135,7 +164,14 @@ class AnthropicObserver implements StreamObserver {
       completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
     };
+    if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usageRaw && this.usageFinal) facts.usage = anthropicUsage(this.usageRaw);
+    else if (this.usageRaw) {
+      // Cut before message_delta: message_start's input, cache-read and cache-write counts are exact; the
+      // output is counted locally when the usage is settled.
+      const { outputTokens: _partial, ...input } = anthropicUsage(this.usageRaw);
+      facts.partialUsage = input;
+    }
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
@@ -159,12 +195,17 @@ class AnthropicObserver implements StreamObserver {
         if (block.type === "text") this.texts.set(index, asString(block.text) ?? "");
         const fact = toolFact(block);
         if (fact) this.tools.set(index, fact);
+        pushUncounted(block, this.uncounted);
         break;
       }
       case "content_block_delta": {
         const delta = isObject(payload.delta) ? payload.delta : {};
         if (delta.type === "text_delta" && typeof delta.text === "string") {
           this.texts.set(index, (this.texts.get(index) ?? "") + delta.text);
+        } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string" && delta.partial_json) {
+          this.uncounted.push(delta.partial_json);
+        } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string" && delta.thinking) {
+          this.uncounted.push(delta.thinking);
         }
         break;
       }
@@ -195,6 +236,7 @@ export const anthropicAdapter: ProviderAdapter = {
   defaultBaseUrl: "https://api.anthropic.com",
   authHeaders: ["x-api-key", "authorization"],
   resolve,
+  inputExtrasText: (body) => fieldsJson(body, ["tools"]),
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),

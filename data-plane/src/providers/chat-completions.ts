@@ -1,6 +1,6 @@
 // Shared logic for the OpenAI-style chat-completions wire format (OpenAI and Mistral):
 // messages → prompt slots, choices → completion groups, usage, tool calls, and the SSE observer.
-import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
@@ -104,12 +104,50 @@ export function chatErrorMessage(json: unknown): string | undefined {
   return undefined;
 }
 
+/** Pushes the text of a content array's thinking chunks (Mistral reasoning models: {type:"thinking", thinking:[{type:"text",text}]}). */
+function pushThinking(content: unknown, out: string[]): void {
+  for (const part of asArray(content)) {
+    if (!isObject(part) || part.type !== "thinking") continue;
+    if (typeof part.thinking === "string") {
+      if (part.thinking) out.push(part.thinking);
+      continue;
+    }
+    for (const t of asArray(part.thinking)) if (isObject(t) && typeof t.text === "string" && t.text) out.push(t.text);
+  }
+}
+
+/** Pushes a tool call's (or a streamed fragment's) argument text: function.arguments, or a custom tool's input. */
+function pushToolArguments(call: JsonObject, out: string[]): void {
+  const text = isObject(call.function) ? argumentsText(call.function.arguments) : isObject(call.custom) ? argumentsText(call.custom.input) : "";
+  if (text) out.push(text);
+}
+
+/** Billed output that is not answer text (ResponseFacts.uncountedOutputText): thinking chunks and tool-call arguments, by choice. */
+export function chatUncountedText(json: unknown): string {
+  const out: string[] = [];
+  for (const choice of sortedChoices(json)) {
+    const message = choice.message;
+    if (!isObject(message)) continue;
+    pushThinking(message.content, out);
+    for (const call of asArray(message.tool_calls)) if (isObject(call)) pushToolArguments(call, out);
+    if (isObject(message.function_call)) pushToolArguments({ function: message.function_call }, out);
+  }
+  return out.join("");
+}
+
+/** Billed input that is not prompt text: the request's tool definitions (`tools`, legacy `functions`) as JSON. */
+export function chatInputExtrasText(body: unknown): string {
+  return fieldsJson(body, ["tools", "functions"]);
+}
+
 export function parseChatResponse(json: unknown): ResponseFacts {
   const errorMessage = chatErrorMessage(json);
   const facts: ResponseFacts = {
     completionText: joinGroups(chatCompletionGroups(json).map((g) => g.map((s) => s.get()))),
     toolCalls: chatToolCalls(json),
   };
+  const uncounted = chatUncountedText(json);
+  if (uncounted) facts.uncountedOutputText = uncounted;
   if (isObject(json)) {
     const usage = chatUsage(json.usage);
     if (usage) facts.usage = usage;
@@ -157,6 +195,8 @@ export class ChatCompletionsObserver implements StreamObserver {
   private readonly contents = new Map<number, string>();
   private readonly refusals = new Map<number, string>();
   private readonly tools: ToolSlot[] = [];
+  /** Tool-call argument fragments and thinking text, in arrival order (joined once at end()). */
+  private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
   private model: string | undefined;
   private finishReason: string | undefined;
@@ -183,6 +223,7 @@ export class ChatCompletionsObserver implements StreamObserver {
       .sort((a, b) => a.choice - b.choice || a.order - b.order)
       .map((t) => (t.id === undefined ? { name: t.name as string } : { name: t.name as string, id: t.id }));
     const facts: ResponseFacts = { completionText: joinGroups(groups), toolCalls };
+    if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
@@ -213,6 +254,7 @@ export class ChatCompletionsObserver implements StreamObserver {
       const text = deltaText(delta.content);
       if (text) this.contents.set(choice, (this.contents.get(choice) ?? "") + text);
       else if (!this.contents.has(choice)) this.contents.set(choice, "");
+      if (Array.isArray(delta.content)) pushThinking(delta.content, this.uncounted);
       if (typeof delta.refusal === "string" && delta.refusal) {
         this.refusals.set(choice, (this.refusals.get(choice) ?? "") + delta.refusal);
       }
@@ -227,6 +269,7 @@ export class ChatCompletionsObserver implements StreamObserver {
     const index = hasNumber(call.index) ? call.index : position;
     const id = asString(call.id);
     const name = toolName(call);
+    pushToolArguments(call, this.uncounted);
     let entry = this.tools.find(
       (t) => t.choice === choice && t.index === index && (id === undefined || t.id === undefined || t.id === id),
     );

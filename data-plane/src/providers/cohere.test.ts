@@ -23,11 +23,55 @@ test("resolve: /chat/completions and /v2/chat; the v1 chat API and other paths a
   t.is(adapter.resolve("/v2/embed", "", {}), null);
 });
 
-test("promptText / mapPromptText: system first, string and text items", (t) => {
-  t.deepEqual(adapter.promptParts(body), ["System here", "Hello", "tool text", "Thanks"]);
+test("promptText / mapPromptText: system first, string and text items, tool-result document data", (t) => {
+  t.deepEqual(adapter.promptParts(body), ["System here", "Hello", "{\"a\":1}", "tool text", "Thanks"]);
   const mapped = adapter.mapPromptText(body, (s) => s.toLowerCase()) as typeof body;
-  t.deepEqual(adapter.promptParts(mapped), ["system here", "hello", "tool text", "thanks"]);
+  t.deepEqual(adapter.promptParts(mapped), ["system here", "hello", "{\"a\":1}", "tool text", "thanks"]);
   t.deepEqual(mapped.messages[3]?.content?.[0], body.messages[3]?.content?.[0]);
+});
+
+test("promptParts / mapPromptText: top-level documents after the system messages, tool documents in place, data leaves in key order", (t) => {
+  const rag = {
+    model: "command-a-03-2025",
+    documents: [
+      "plain string document",
+      { id: "doc-1", data: { title: "Handbook", text: "chapter text", meta: { year: 2024, tags: ["hr", "policy"], draft: false } } },
+      { data: { snippet: "third doc" } },
+      { id: "no-data" },
+    ],
+    messages: [
+      { role: "user", content: "Question" },
+      { role: "system", content: "System" },
+      { role: "assistant", tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+      {
+        role: "tool",
+        tool_call_id: "c1",
+        content: [
+          { type: "document", document: { id: "r1", data: { name: "Jo", nested: { note: "tool note" }, n: 3 } } },
+          { type: "text", text: "tool text" },
+        ],
+      },
+    ],
+  };
+  const original = structuredClone(rag);
+  const parts = ["System", "plain string document", "Handbook", "chapter text", "hr", "policy", "third doc", "Question", "Jo", "tool note", "tool text"];
+  t.deepEqual(adapter.promptParts(rag), parts);
+  t.is(adapter.promptText(rag), parts.join("\n\n"));
+  const seen: string[] = [];
+  const mapped = adapter.mapPromptText(rag, (s) => {
+    seen.push(s);
+    return `<${s}>`;
+  }) as typeof rag;
+  t.deepEqual(seen, parts);
+  t.deepEqual(adapter.promptParts(mapped), parts.map((s) => `<${s}>`));
+  t.deepEqual(mapped.documents, [
+    "<plain string document>",
+    { id: "doc-1", data: { title: "<Handbook>", text: "<chapter text>", meta: { year: 2024, tags: ["<hr>", "<policy>"], draft: false } } },
+    { data: { snippet: "<third doc>" } },
+    { id: "no-data" },
+  ]);
+  t.deepEqual(mapped.messages[3]?.content?.[0], { type: "document", document: { id: "r1", data: { name: "<Jo>", nested: { note: "<tool note>" }, n: 3 } } });
+  t.deepEqual(rag, original, "the original is untouched");
 });
 
 test("parseResponse: billed units are the usage, tool calls, error bodies", (t) => {

@@ -1,10 +1,10 @@
 // Cohere adapter (API v2): POST /v2/chat, Bearer auth, SSE events message-start, content-start/delta/end,
 // tool-plan-delta, tool-call-start/delta/end, message-end (usage, finish_reason, error).
-import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -25,13 +25,40 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
     .map((part) => slot(part, "text"));
 }
 
-/** System messages first, then the others in order (string content or {type:"text"} items). */
+/**
+ * Text of one Cohere document: a string document is one slot; an object's `data` (a string, or an
+ * object whose string leaves are walked in key order) is its text; `id` is not.
+ */
+function documentSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
+  const doc = (container as Record<string | number, unknown>)[key];
+  if (typeof doc === "string") return [slot(container, key)];
+  return isObject(doc) ? leafSlots(doc, "data") : [];
+}
+
+/** Input message content: a string, or items in order: {type:"text"} text and {type:"document"} data (tool results). */
+function messageSlots(message: JsonObject): TextSlot[] {
+  const content = message.content;
+  if (typeof content === "string") return [slot(message, "content")];
+  return asArray(content)
+    .filter(isObject)
+    .flatMap((part) => {
+      if (part.type === "text" && typeof part.text === "string") return [slot(part, "text")];
+      if (part.type === "document") return documentSlots(part, "document");
+      return [];
+    });
+}
+
+/**
+ * System messages first, then the top-level `documents` in order (Cohere renders them with the system
+ * part), then the other messages in order (string content, text items, tool-result document data).
+ */
 function promptSlots(body: unknown): TextSlot[] {
   if (!isObject(body)) return [];
   const messages = asArray(body.messages).filter(isObject);
   const system = messages.filter((m) => m.role === "system");
   const rest = messages.filter((m) => m.role !== "system");
-  return [...system, ...rest].flatMap((m) => contentSlots(m, "content"));
+  const documents = Array.isArray(body.documents) ? body.documents : [];
+  return [...system.flatMap(messageSlots), ...documents.flatMap((_, i) => documentSlots(documents, i)), ...rest.flatMap(messageSlots)];
 }
 
 /** One group per text item of message.content (tool_plan is not counted as output text). */
@@ -64,6 +91,24 @@ function toolFact(call: unknown): ToolCallFact | undefined {
   return id === undefined ? { name } : { name, id };
 }
 
+/** Pushes a tool call's (or a streamed fragment's) `function.arguments` text. */
+function pushArguments(call: unknown, out: string[]): void {
+  if (!isObject(call) || !isObject(call.function)) return;
+  const args = argumentsText(call.function.arguments);
+  if (args) out.push(args);
+}
+
+/** Billed output of an answer message that is not answer text: thinking items, tool_plan, tool-call arguments. */
+function uncountedText(message: JsonObject): string {
+  const out: string[] = [];
+  for (const item of asArray(message.content)) {
+    if (isObject(item) && item.type === "thinking" && typeof item.thinking === "string" && item.thinking) out.push(item.thinking);
+  }
+  if (typeof message.tool_plan === "string" && message.tool_plan) out.push(message.tool_plan);
+  for (const call of asArray(message.tool_calls)) pushArguments(call, out);
+  return out.join("");
+}
+
 function parseResponse(json: unknown): ResponseFacts {
   const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
   if (!isObject(json)) return facts;
@@ -72,6 +117,8 @@ function parseResponse(json: unknown): ResponseFacts {
       const fact = toolFact(call);
       if (fact) facts.toolCalls.push(fact);
     }
+    const uncounted = uncountedText(json.message);
+    if (uncounted) facts.uncountedOutputText = uncounted;
   } else if (typeof json.message === "string") {
     facts.errorMessage = json.message; // error bodies are {id, message}
   }
@@ -98,6 +145,8 @@ class CohereObserver implements StreamObserver {
   private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
   private readonly texts = new Map<number, string>();
   private readonly tools = new Map<number, ToolCallFact>();
+  /** Thinking text, tool-plan and tool-call argument fragments, in arrival order (joined once at end()). */
+  private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
   private finishReason: string | undefined;
   private errorMessage: string | undefined;
@@ -113,6 +162,7 @@ class CohereObserver implements StreamObserver {
       completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
     };
+    if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
@@ -130,11 +180,23 @@ class CohereObserver implements StreamObserver {
         const content = deltaMessage(payload).content;
         const text = isObject(content) ? asString(content.text) : undefined;
         this.texts.set(index, (this.texts.get(index) ?? "") + (text ?? ""));
+        if (isObject(content) && typeof content.thinking === "string" && content.thinking) this.uncounted.push(content.thinking);
+        break;
+      }
+      case "tool-plan-delta": {
+        const plan = deltaMessage(payload).tool_plan;
+        if (typeof plan === "string" && plan) this.uncounted.push(plan);
         break;
       }
       case "tool-call-start": {
-        const fact = toolFact(deltaMessage(payload).tool_calls);
+        const call = deltaMessage(payload).tool_calls;
+        const fact = toolFact(call);
         if (fact) this.tools.set(index, fact);
+        pushArguments(call, this.uncounted);
+        break;
+      }
+      case "tool-call-delta": {
+        pushArguments(deltaMessage(payload).tool_calls, this.uncounted);
         break;
       }
       case "message-end": {
@@ -146,7 +208,7 @@ class CohereObserver implements StreamObserver {
         break;
       }
       default:
-        break; // message-start, content-end, tool-plan-delta, tool-call-delta/end, citation-*, debug
+        break; // message-start, content-end, tool-call-end, citation-*, debug
     }
   }
 }
@@ -156,6 +218,7 @@ export const cohereAdapter: ProviderAdapter = {
   defaultBaseUrl: "https://api.cohere.com",
   authHeaders: ["authorization"],
   resolve,
+  inputExtrasText: (body) => fieldsJson(body, ["tools"]),
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),

@@ -59,6 +59,37 @@ test("mapPromptText: copy with text parts mapped, other parts untouched", (t) =>
   t.is(contents[0]?.parts[0]?.text, "Question one");
 });
 
+test("promptParts / mapPromptText: string leaves of functionResponse.response, in part order and key order", (t) => {
+  const body = {
+    contents: [
+      { role: "user", parts: [{ text: "Look it up" }] },
+      { role: "model", parts: [{ functionCall: { name: "lookup", args: { q: "jo" } } }] },
+      {
+        role: "user",
+        parts: [
+          { functionResponse: { id: "call-1", name: "lookup", response: { name: "Jo", record: { ssn: "on file", scores: [1, "two", { note: "deep" }] }, ok: true } } },
+          { functionResponse: { name: "plain", response: { output: "second" } } },
+          { functionResponse: { name: "empty", response: { count: 2 } } },
+          { text: "And then?" },
+        ],
+      },
+    ],
+  };
+  const original = structuredClone(body);
+  const parts = ["Look it up", "Jo", "on file", "two", "deep", "second", "And then?"];
+  t.deepEqual(adapter.promptParts(body), parts);
+  const seen: string[] = [];
+  const mapped = adapter.mapPromptText(body, (s) => {
+    seen.push(s);
+    return s.toUpperCase();
+  }) as typeof body;
+  t.deepEqual(seen, parts);
+  t.deepEqual(adapter.promptParts(mapped), parts.map((s) => s.toUpperCase()));
+  t.deepEqual(mapped.contents[2]?.parts[0], { functionResponse: { id: "call-1", name: "lookup", response: { name: "JO", record: { ssn: "ON FILE", scores: [1, "TWO", { note: "DEEP" }] }, ok: true } } }, "keys, id and name untouched");
+  t.deepEqual(mapped.contents[1], body.contents[1], "functionCall args are output, not input text");
+  t.deepEqual(body, original, "the original is untouched");
+});
+
 test("parseResponse / mapCompletionText: thought parts are not output text; usage normalised", (t) => {
   const json = {
     candidates: [

@@ -1,12 +1,12 @@
 // Google Gemini adapter: POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse,
 // x-goog-api-key auth; the spec path takes `model`/`stream` from the body and removes them before forwarding.
 import { ProviderRequestError } from "./errors.js";
-import { asArray, asCount, asString, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { JsonArrayStream } from "./json-array-stream.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -74,15 +74,20 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
   return { path: `${p}${normalizeSearch(search)}`, model, stream: match[4] === "streamGenerateContent" };
 }
 
-/** Text parts of a Content ({parts:[{text}]}); a bare string is accepted as well. */
+/**
+ * Input text of a Content ({parts:[…]}), part by part: `text`, and the string leaves of a
+ * `functionResponse.response` (walked in key order, depth first); a bare string is accepted as well.
+ */
 function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   const content = holder[key];
   if (typeof content === "string") return [slot(holder, key)];
   if (!isObject(content)) return [];
   return asArray(content.parts)
     .filter(isObject)
-    .filter((part) => typeof part.text === "string")
-    .map((part) => slot(part, "text"));
+    .flatMap((part) => [
+      ...(typeof part.text === "string" ? [slot(part, "text")] : []),
+      ...(isObject(part.functionResponse) ? leafSlots(part.functionResponse, "response") : []),
+    ]);
 }
 
 function promptSlots(body: unknown): TextSlot[] {
@@ -147,12 +152,29 @@ function functionCalls(candidate: JsonObject): ToolCallFact[] {
   return calls;
 }
 
+/** Pushes a candidate's billed output that is not answer text: thought parts' text, functionCall args as JSON. */
+function pushUncounted(candidate: JsonObject, out: string[]): void {
+  const content = isObject(candidate.content) ? candidate.content : {};
+  for (const part of asArray(content.parts)) {
+    if (!isObject(part)) continue;
+    if (part.thought === true && typeof part.text === "string" && part.text) out.push(part.text);
+    if (isObject(part.functionCall) && part.functionCall.args !== undefined) {
+      const args = argumentsText(part.functionCall.args);
+      if (args) out.push(args);
+    }
+  }
+}
+
 /** Facts of one GenerateContentResponse object. */
 function parseOne(json: unknown): ResponseFacts {
+  const candidates = sortedCandidates(json);
   const facts: ResponseFacts = {
     completionText: readGroups(json, completionGroups),
-    toolCalls: sortedCandidates(json).flatMap(functionCalls),
+    toolCalls: candidates.flatMap(functionCalls),
   };
+  const uncounted: string[] = [];
+  for (const candidate of candidates) pushUncounted(candidate, uncounted);
+  if (uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
   if (!isObject(json)) return facts;
   if (isObject(json.usageMetadata)) facts.usage = googleUsage(json.usageMetadata);
   const model = asString(json.modelVersion);
@@ -173,6 +195,8 @@ class GoogleObserver implements StreamObserver {
   private readonly array = new JsonArrayStream((text) => this.onChunk(text));
   private readonly texts = new Map<number, string>();
   private readonly tools: ToolCallFact[] = [];
+  /** Thought text and functionCall args JSON, in arrival order (joined once at end()). */
+  private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
   private model: string | undefined;
   private finishReason: string | undefined;
@@ -199,6 +223,7 @@ class GoogleObserver implements StreamObserver {
       completionText: joinGroups(indices.map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: this.tools,
     };
+    if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
@@ -232,6 +257,7 @@ class GoogleObserver implements StreamObserver {
       }
       this.texts.set(index, text);
       this.tools.push(...functionCalls(raw));
+      pushUncounted(raw, this.uncounted);
       this.finishReason = asString(raw.finishReason) ?? this.finishReason;
     });
   }
@@ -250,6 +276,7 @@ export const googleAdapter: ProviderAdapter = {
   defaultBaseUrl: "https://generativelanguage.googleapis.com",
   authHeaders: ["x-goog-api-key", "authorization"],
   resolve,
+  inputExtrasText: (body) => fieldsJson(body, ["tools", "toolConfig", "tool_config"]),
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),

@@ -36,3 +36,25 @@ export function tryParseJson(text: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * JSON text of the fields of body named by keys that hold something (e.g. a request's tool definitions),
+ * one per line; "" when none do. Used to estimate billed input that is not prompt text.
+ */
+export function fieldsJson(body: unknown, keys: readonly string[]): string {
+  if (!isObject(body)) return "";
+  const parts: string[] = [];
+  for (const key of keys) {
+    const value = body[key];
+    if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
+    parts.push(typeof value === "string" ? value : JSON.stringify(value));
+  }
+  return parts.join("\n");
+}
+
+/** A tool call's arguments as text: a string as is (streamed fragments, OpenAI JSON text), else its JSON. */
+export function argumentsText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  return JSON.stringify(value) ?? "";
+}

@@ -2,6 +2,7 @@
 import {
   ChatCompletionsObserver,
   chatCompletionGroups,
+  chatInputExtrasText,
   chatPromptSlots,
   parseChatResponse,
   resolveChatCompletions,
@@ -19,6 +20,7 @@ export const mistralAdapter: ProviderAdapter = {
   defaultBaseUrl: "https://api.mistral.ai",
   authHeaders: ["authorization"],
   resolve: resolveChatCompletions,
+  inputExtrasText: chatInputExtrasText,
   promptParts: (body) => readSlots(body, chatPromptSlots),
   promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
   mapPromptText: (body, fn) => mapSlots(body, chatPromptSlots, fn),

@@ -2,6 +2,7 @@
 import {
   ChatCompletionsObserver,
   chatCompletionGroups,
+  chatInputExtrasText,
   chatPromptSlots,
   parseChatResponse,
   resolveChatCompletions,
@@ -19,6 +20,7 @@ export const openaiAdapter: ProviderAdapter = {
   defaultBaseUrl: "https://api.openai.com",
   authHeaders: ["authorization"],
   resolve: resolveChatCompletions,
+  inputExtrasText: chatInputExtrasText,
   promptParts: (body) => readSlots(body, chatPromptSlots),
   promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
   mapPromptText: (body, fn) => mapSlots(body, chatPromptSlots, fn),

@@ -55,3 +55,24 @@ export function joinGroups(groups: readonly (readonly string[])[]): string {
 export function readGroups(json: unknown, collect: GroupCollector): string {
   return joinGroups(collect(json).map((g) => g.map((s) => s.get())));
 }
+
+/**
+ * Slots of every string leaf of container[key], depth first: a string is one slot; arrays are walked by
+ * index, objects by their key order (JSON.parse / structuredClone order, so the same on a copy). Keys,
+ * numbers, booleans and null are no text. Iterative, so deeply nested JSON cannot overflow the stack.
+ */
+export function leafSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
+  const slots: TextSlot[] = [];
+  const stack: [JsonObject | unknown[], string | number][] = [[container, key]];
+  while (stack.length > 0) {
+    const [holder, k] = stack.pop()!;
+    const value = (holder as Record<string | number, unknown>)[k];
+    if (typeof value === "string") slots.push(slot(holder, k));
+    else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push([value, i]);
+    else if (typeof value === "object" && value !== null) {
+      const keys = Object.keys(value);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push([value as JsonObject, keys[i]!]);
+    }
+  }
+  return slots;
+}

@@ -38,6 +38,17 @@ export interface ResponseFacts {
   usage?: Usage;
   /** Output text: the text parts of the answer, see each adapter for how parts are joined. */
   completionText: string;
+  /**
+   * Other output the provider bills but that is not answer text: tool-call arguments, thinking/reasoning
+   * text, tool plans. Only counted (locally, when the provider reports no usage); never scanned or shown.
+   */
+  uncountedOutputText?: string;
+  /**
+   * Only when `usage` is absent: the input side the provider did report before the answer was cut (an
+   * Anthropic stream interrupted after message_start). Exact; the settle step counts the output locally
+   * and the usage stays marked estimated.
+   */
+  partialUsage?: Omit<Usage, "outputTokens">;
   toolCalls: ToolCallFact[];
   finishReason?: string;
   /** Model the provider says answered (e.g. a dated snapshot of the requested alias). */
@@ -88,6 +99,11 @@ export interface ProviderAdapter {
   promptParts(body: unknown): string[];
   /** promptParts(body).join("\n\n"). */
   promptText(body: unknown): string;
+  /**
+   * Input the provider bills that is not prompt text: tool/function definitions and the like, as text
+   * to count tokens of when the provider reports no usage (an estimate). Absent: nothing beyond the prompt.
+   */
+  inputExtrasText?(body: unknown): string;
   /**
    * A deep copy of body with fn applied to every input text part. fn is called exactly once per part,
    * in promptParts order, so promptParts(mapPromptText(b, f)) equals promptParts(b).map(f) (for an fn

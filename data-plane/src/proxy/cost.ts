@@ -37,18 +37,31 @@ export function inputCost(price: Price | undefined, inputTokens: number): number
 
 export interface SettledUsage {
   usage: Usage;
-  /** True when the provider reported no usage and the tokens were counted locally (o200k). */
+  /** True when the provider reported no usage and the tokens (or, with partialUsage, the output tokens) were counted locally (o200k). */
   estimated: boolean;
 }
 
 /**
  * The usage a trace records: the provider's usage fields when it sent them; else, for an answer that is
- * not a provider error, tokens counted locally from the prompt and the completion (DESIGN.md §8).
+ * not a provider error, tokens counted locally from the prompt and the completion (DESIGN.md §8); the
+ * input side the provider did report (`partialUsage`) is kept rather than counted.
  */
 export function settleUsage(facts: ResponseFacts, promptTokens: () => number, upstreamStatus: number): SettledUsage {
   if (facts.usage) return { usage: facts.usage, estimated: false };
   if (upstreamStatus >= 400) return { usage: ZERO_USAGE, estimated: false };
-  return { usage: { ...ZERO_USAGE, inputTokens: promptTokens(), outputTokens: estimateTokens(facts.completionText) }, estimated: true };
+  const output = estimateTokens(facts.completionText) + (facts.uncountedOutputText ? estimateTokens(facts.uncountedOutputText) : 0);
+  // Input the provider reported before the answer was cut is kept as is (cache reads and writes included).
+  const input = facts.partialUsage ?? { ...ZERO_USAGE, inputTokens: promptTokens() };
+  return { usage: { ...input, outputTokens: output }, estimated: true };
+}
+
+/**
+ * The usage of a call the provider received but whose answer never came back complete (the client went
+ * away first, or no headers came within the timeout): the prompt, counted locally. The provider bills at
+ * least that, so the trace and the budget carry it rather than 0.
+ */
+export function unansweredUsage(promptTokens: () => number): SettledUsage {
+  return { usage: { ...ZERO_USAGE, inputTokens: promptTokens() }, estimated: true };
 }
 
 export function costOf(price: Price | undefined, usage: Usage): CostBreakdown {

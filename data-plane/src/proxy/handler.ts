@@ -25,10 +25,10 @@ import { parseProxyUrl } from "./route.js";
 import { ClientGoneError } from "./read-body.js";
 import { admit, firstHeader, type Admission } from "./admission.js";
 import type { Price } from "../pricing/index.js";
-import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, ZERO_USAGE } from "./cost.js";
+import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { outboundPhase, policiesNeedInputTokens, redactCompletion, redactPrompt } from "./governance.js";
-import { isAbort, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
+import { isAbort, isConnectTimeout, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
@@ -191,7 +191,9 @@ export function createProxyHandler(deps: ProxyDeps) {
       draft.promptPii = promptPii ?? [];
       draft.injectionScore = injectionScore(prompt).score;
       let promptTokenCount = -1;
-      const promptTokens = () => (promptTokenCount >= 0 ? promptTokenCount : (promptTokenCount = estimateTokens(prompt)));
+      // The prompt's tokens, plus what else the request bills as input (tool definitions) when the adapter says.
+      const promptTokens = () =>
+        promptTokenCount >= 0 ? promptTokenCount : (promptTokenCount = estimateTokens(prompt) + (adapter.inputExtrasText ? estimateTokens(adapter.inputExtrasText(body)) : 0));
 
       // 3. Traced refusals before policies: paused agent, rate limit.
       if (agent.status === "paused") return refuse(new ProxyRefusal(403, "agent_paused", `agent ${agent.id} is paused`), "agent_paused");
@@ -256,15 +258,23 @@ export function createProxyHandler(deps: ProxyDeps) {
       const upstreamFailed = (e: unknown): void => {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         draft.status = "error";
+        const failure = clientGone || isAbort(e) ? undefined : upstreamFailure(e, adapter.name);
+        // Sent but not answered (the client left, or no answer in time): the provider bills the prompt
+        // at least, so the trace and the budget carry it, counted locally. Unreachable: nothing billed.
+        if (failure === undefined || (failure.code === "upstream_timeout" && !isConnectTimeout(e))) {
+          const settled = unansweredUsage(promptTokens);
+          draft.usage = settled.usage;
+          draft.tokensEstimated = settled.estimated;
+          draft.cost = costOf(price, draft.usage);
+        }
         settleBudget();
-        if (clientGone || isAbort(e)) {
+        if (failure === undefined) {
           draft.errorCode = "client_closed";
           draft.httpStatus = CLIENT_CLOSED;
           draft.timing.totalMs = performance.now() - t0;
           emit();
           return;
         }
-        const failure = upstreamFailure(e, adapter.name);
         draft.errorCode = failure.code;
         draft.httpStatus = failure.status;
         draft.timing.totalMs = performance.now() - t0;

@@ -35,6 +35,11 @@ export function isAbort(e: unknown): boolean {
   return code === "AbortError" || code === "UND_ERR_ABORTED";
 }
 
+/** True when the call failed before a connection to the provider existed (so the provider never saw it). */
+export function isConnectTimeout(e: unknown): boolean {
+  return codeOf(e) === "UND_ERR_CONNECT_TIMEOUT";
+}
+
 /** The answer for an upstream call that failed before the client got any byte of the response. */
 export function upstreamFailure(e: unknown, provider: string): ProxyRefusal {
   const code = codeOf(e);
