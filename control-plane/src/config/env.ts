@@ -7,10 +7,14 @@ const bool = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** A URL with one of `schemes` (the protocols the programs can use), e.g. ["http:", "https:"]. */
+const urlWith = (...schemes: string[]) =>
+  z.string().url().refine((u) => schemes.includes(new URL(u).protocol), `must be a ${schemes.map((x) => x.slice(0, -1)).join(" or ")} URL`);
+
 export const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.data"),
-  DATABASE_URL: z.string().url().optional(),
-  CLICKHOUSE_URL: z.string().url().optional(),
+  DATABASE_URL: urlWith("postgres:", "postgresql:").optional(),
+  CLICKHOUSE_URL: urlWith("http:", "https:").optional(),
   CLICKHOUSE_USER: z.string().optional(),
   CLICKHOUSE_PASSWORD: z.string().optional(),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/).default("agentgov"),

@@ -20,3 +20,15 @@ test("SPOOL_FSYNC_INTERVAL_MS out of range or not a number is refused with the v
     t.regex(e!.message, /SPOOL_FSYNC_INTERVAL_MS/, v);
   }
 });
+
+test("provider and control-plane URLs must be http(s): refused at start with the variable named", (t) => {
+  t.is(loadSidecarConfig({ ...KEY, PROVIDER_OPENAI_URL: "http://127.0.0.1:9999" }).PROVIDER_OPENAI_URL, "http://127.0.0.1:9999");
+  for (const [name, value] of [
+    ["PROVIDER_OPENAI_URL", "ftp://127.0.0.1:18999"],
+    ["PROVIDER_COHERE_URL", "javascript:alert(1)"],
+    ["CONTROL_PLANE_GRPC_URL", "mailto:a@b"],
+  ] as const) {
+    const e = t.throws(() => loadSidecarConfig({ ...KEY, [name]: value }));
+    t.regex(e!.message, new RegExp(name), value);
+  }
+});

@@ -3,11 +3,14 @@ import { z } from "zod";
 
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
+/** An http(s) URL: the only schemes the sidecar speaks (others failed on every call, not at start). */
+const httpUrl = z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol), "must be an http or https URL");
+
 export const SidecarEnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.data"),
   SIDECAR_PORT: z.coerce.number().int().min(0).max(65535).default(8181),
   SIDECAR_HOST: z.string().default("127.0.0.1"),
-  CONTROL_PLANE_GRPC_URL: z.string().url().default("http://127.0.0.1:8090"),
+  CONTROL_PLANE_GRPC_URL: httpUrl.default("http://127.0.0.1:8090"),
   SIDECAR_KEY: z.string().regex(/^svc_(ingest|api)_[A-Za-z0-9]{32,}$/, "must be an svc_ingest_ or svc_api_ key"),
   TRACE_STORE_RAW_PII: bool.default(false),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(600_000),
@@ -15,11 +18,11 @@ export const SidecarEnvSchema = z.object({
   UPSTREAM_CONNECTIONS: z.coerce.number().int().positive().default(256),
   /** Streams: an SSE comment (": keep-alive") is sent to the client after this many ms without a byte from the provider, between events only; 0 = never. */
   SSE_KEEPALIVE_MS: z.coerce.number().int().min(0).default(15_000),
-  PROVIDER_OPENAI_URL: z.string().url().default("https://api.openai.com"),
-  PROVIDER_ANTHROPIC_URL: z.string().url().default("https://api.anthropic.com"),
-  PROVIDER_GOOGLE_URL: z.string().url().default("https://generativelanguage.googleapis.com"),
-  PROVIDER_MISTRAL_URL: z.string().url().default("https://api.mistral.ai"),
-  PROVIDER_COHERE_URL: z.string().url().default("https://api.cohere.com"),
+  PROVIDER_OPENAI_URL: httpUrl.default("https://api.openai.com"),
+  PROVIDER_ANTHROPIC_URL: httpUrl.default("https://api.anthropic.com"),
+  PROVIDER_GOOGLE_URL: httpUrl.default("https://generativelanguage.googleapis.com"),
+  PROVIDER_MISTRAL_URL: httpUrl.default("https://api.mistral.ai"),
+  PROVIDER_COHERE_URL: httpUrl.default("https://api.cohere.com"),
   /** Trace spool size cap in bytes; when full the oldest unacknowledged traces are dropped (counted, logged). */
   SPOOL_MAX_BYTES: z.coerce.number().int().min(1024 * 1024).default(1024 * 1024 * 1024),
   /** How long a response's last bytes may wait for its trace (SPOOL_GATE); 0 = do not wait. */

@@ -31,7 +31,8 @@ export class ServerEngine implements SqlEngine {
 
   constructor(options: ServerEngineOptions) {
     if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) {
-      throw new TraceStoreError("invalid_argument", `not an http(s) ClickHouse URL: ${JSON.stringify(options.url)}`);
+      // The URL is not quoted: it may carry a password (clickhouse://user:secret@…), and errors reach the logs.
+      throw new TraceStoreError("invalid_argument", "CLICKHOUSE_URL is not an http(s) ClickHouse URL (the HTTP interface, e.g. http://host:8123)");
     }
     this.client = createClient({
       url: options.url,
