@@ -433,3 +433,32 @@ test.serial("a provider that compresses its answer anyway is decoded: the client
     t.false(trace.tokensEstimated, kind);
   }
 });
+
+test.serial("a 2xx answer that is not JSON: 502 unreadable_answer (traced) when an outbound redact policy applies, else passed through byte for byte", async (t) => {
+  const governed = await w.agent("unreadable-governed");
+  const r = await w.stack.api.post<{ id: string }>("/v1/policies", { name: "redact email out", action: "redact", priority: 1, conditions: { direction: "outbound", pii_types: ["email"] }, agents: [governed] });
+  t.is(r.status, 201);
+  await eventually(async () => edge.state().agents.has(governed) && edge.state().orderedPolicies.some((p) => p.id === r.body.id));
+  const garbage = Buffer.from("jane.doe@example.com \u00e9\n\x00\xff not json", "latin1");
+  for (const [label, headers] of [
+    ["text/plain", { "content-type": "text/plain" }],
+    ["unknown encoding", { "content-type": "application/json", "content-encoding": "zstd" }],
+  ] as const) {
+    ctl.handle((_req, res) => {
+      res.writeHead(200, { ...headers, "content-length": String(garbage.length) });
+      res.end(garbage);
+    });
+    const refused = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(governed) }, body: CHAT });
+    await assertTracedFailure(t, refused, 502, "unreadable_answer", label);
+    t.false(refused.text.includes("jane.doe"), label);
+    t.is(errorOf(refused).trace_id, String(refused.headers["x-service-trace-id"]), label);
+    const trace = await w.trace(String(refused.headers["x-service-trace-id"]));
+    t.true(trace.costUsd > 0, `${label}: the provider answered, so its prompt is priced`);
+
+    // The same answer to an agent without outbound block/redact policies passes unchanged.
+    const passed = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: CHAT });
+    t.is(passed.status, 200, label);
+    t.true(passed.bytes.equals(garbage), `${label}: bytes unchanged`);
+    t.is((await w.trace(String(passed.headers["x-service-trace-id"]))).status, "success", label);
+  }
+});

@@ -199,7 +199,9 @@ export class ChatCompletionsObserver implements StreamObserver {
   private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
   private model: string | undefined;
+  /** The finish reason of the lowest choice index that sent one (as parseChatResponse picks it from JSON). */
   private finishReason: string | undefined;
+  private finishIndex = Infinity;
   private errorMessage: string | undefined;
 
   constructor() {
@@ -248,7 +250,11 @@ export class ChatCompletionsObserver implements StreamObserver {
       if (!isObject(raw)) return;
       const choice = hasNumber(raw.index) ? raw.index : position;
       const finish = asString(raw.finish_reason);
-      if (finish !== undefined) this.finishReason = finish;
+      // Per choice index, the lowest index wins (n>1: choices finish in any order; JSON reports the first by index).
+      if (finish !== undefined && choice <= this.finishIndex) {
+        this.finishReason = finish;
+        this.finishIndex = choice;
+      }
       const delta = raw.delta;
       if (!isObject(delta)) return;
       const text = deltaText(delta.content);

@@ -199,7 +199,9 @@ class GoogleObserver implements StreamObserver {
   private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
   private model: string | undefined;
+  /** The finish reason of the lowest candidate index that sent one (as parseOne picks it from JSON). */
   private finishReason: string | undefined;
+  private finishIndex = Infinity;
   private errorMessage: string | undefined;
 
   push(chunk: Uint8Array): void {
@@ -258,7 +260,12 @@ class GoogleObserver implements StreamObserver {
       this.texts.set(index, text);
       this.tools.push(...functionCalls(raw));
       pushUncounted(raw, this.uncounted);
-      this.finishReason = asString(raw.finishReason) ?? this.finishReason;
+      // Per candidate index, the lowest index wins (candidates finish in any order; JSON reports the first by index).
+      const finish = asString(raw.finishReason);
+      if (finish !== undefined && index <= this.finishIndex) {
+        this.finishReason = finish;
+        this.finishIndex = index;
+      }
     });
   }
 }

@@ -6,6 +6,7 @@ import type { Agent, Policy } from "@agentgov/proto";
 import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../policy/pii/index.js";
 import { evaluatePhase, redactSpans, applyRedaction, partRedactor } from "../policy/engine/evaluate.js";
+import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { ProviderAdapter } from "../providers/index.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { TraceDraft } from "../trace/builder.js";
@@ -38,12 +39,17 @@ export function redactCompletion(adapter: ProviderAdapter, json: unknown, redact
 }
 
 /**
- * Outbound phase of a complete answer: completion PII, every applicable outbound policy evaluated and
- * appended to the trace's evaluations; returns the blocking policy (if any) and the redactors.
+ * Outbound phase of a complete answer: completion PII (timed as `pii_scan`), every applicable outbound
+ * policy evaluated (timed as `policy_eval`) and appended to the trace's evaluations; returns the blocking
+ * policy (if any) and the redactors.
  */
 export function outboundPhase(draft: TraceDraft, agent: Agent, state: GovernanceState, completion: string): { block?: Policy; redactors: Policy[] } {
-  const t = performance.now();
+  const spans = draft.timing.spans;
+  // The completion's PII scan goes to the pii_scan span (with the prompt's), the evaluation to policy_eval.
+  const tp = performance.now();
   const pii: PiiFinding[] | null = agent.piiDetection ? detectPii(completion) : null;
+  const t = performance.now();
+  spans.pii_scan = (spans.pii_scan ?? 0) + (t - tp);
   draft.completionPii = pii ?? [];
   const out = evaluatePhase(state.orderedPolicies, {
     agent,
@@ -54,7 +60,6 @@ export function outboundPhase(draft: TraceDraft, agent: Agent, state: Governance
     pii,
     injectionScore: draft.injectionScore,
   });
-  const spans = draft.timing.spans;
   spans.policy_eval = (spans.policy_eval ?? 0) + (performance.now() - t);
   if (out.evaluations.length > 0) draft.evaluations = draft.evaluations.concat(out.evaluations);
   if (out.fired.length > 0) draft.fired = draft.fired.concat(out.fired);
@@ -71,4 +76,12 @@ export function policiesNeedInputTokens(state: GovernanceState): boolean {
     usesInputTokens.set(state, v);
   }
   return v;
+}
+
+/**
+ * Whether an outbound `block` or `redact` policy applies to this agent's answers: such an answer must be
+ * read to be judged (a `log` policy only records). Asked only when an answer could not be parsed.
+ */
+export function actsOnAnswers(state: GovernanceState, agent: Agent): boolean {
+  return applicablePolicies(state.orderedPolicies, agent, "outbound").some((p) => p.action === "block" || p.action === "redact");
 }

@@ -27,7 +27,7 @@ import { admit, firstHeader, type Admission } from "./admission.js";
 import type { Price } from "../pricing/index.js";
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
-import { outboundPhase, policiesNeedInputTokens, redactCompletion, redactPrompt } from "./governance.js";
+import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactCompletion, redactPrompt } from "./governance.js";
 import { isAbort, isConnectTimeout, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
@@ -65,6 +65,7 @@ const KEEPALIVE_CRLF = Buffer.from(": keep-alive\r\n\r\n"); // Gemini frames its
 const CLIENT_CLOSED = 499;
 
 const ms = (v: number) => v.toFixed(3);
+const hasUtf8Bom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
 
 /** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model. */
 function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () => number, status: number, price: Price | undefined): void {
@@ -382,7 +383,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         let json: unknown;
         try {
-          json = raw.length > 0 ? JSON.parse(raw.toString("utf8")) : undefined;
+          // A leading UTF-8 BOM is not JSON (JSON.parse refuses U+FEFF): skipped for parsing, kept in a passed-through body.
+          json = raw.length > 0 ? JSON.parse(raw.toString("utf8", hasUtf8Bom(raw) ? 3 : 0)) : undefined;
         } catch {
           json = undefined;
         }
@@ -391,6 +393,23 @@ export function createProxyHandler(deps: ProxyDeps) {
         finishReason = facts.finishReason;
         recordAnswer(draft, facts, promptTokens, status, price);
         service["x-service-cost"] = formatUsd(draft.cost.totalCost);
+        if (status < 300 && json === undefined && raw.length > 0 && actsOnAnswers(state, agent)) {
+          // A 2xx answer that cannot be read (not JSON, an unknown encoding) cannot be judged by the outbound
+          // block/redact policies that apply: refused (fail closed), not passed through unseen. Without
+          // such policies it is passed through unchanged, below. The provider was paid: its cost (the
+          // prompt, counted locally) is on the trace and charged to the budget. Trace status error.
+          draft.status = "error";
+          draft.errorCode = "unreadable_answer";
+          draft.httpStatus = 502;
+          settleBudget();
+          draft.timing.totalMs = performance.now() - t0;
+          service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
+          responded = true;
+          const message = `${adapter.name} answered ${status} with a body that is not JSON; outbound policies cannot judge it`;
+          if (!clientGone) sendJsonError(res, new ProxyRefusal(502, "unreadable_answer", message, { trace_id: traceId }), requestId, service);
+          emit();
+          return;
+        }
         let outBody = raw;
         if (status < 300 && json !== undefined) {
           const outbound = outboundPhase(draft, agent, state, completionText);
@@ -423,11 +442,17 @@ export function createProxyHandler(deps: ProxyDeps) {
       // once (a turn of the event loop in between would only hold them longer). Without the gate, on the
       // next turn, after the answer has been written.
       const afterAnswer = () => {
-        const tq = performance.now();
+        let tq = performance.now();
         try {
-          if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") draft.completionPii = detectPii(completionText);
+          if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") {
+            // A stream no governor judged: its completion is scanned here, timed as pii_scan (not quality_score).
+            draft.completionPii = detectPii(completionText);
+            const t = performance.now();
+            spans.pii_scan = (spans.pii_scan ?? 0) + (t - tq);
+            tq = t;
+          }
           draft.completion = completionText;
-          draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status });
+          draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
         } catch (e) {
           deps.onError(e, "proxy.after_answer");
         }

@@ -83,3 +83,22 @@ test("qualityScores: failed and blocked requests only report completion_finished
   t.deepEqual(qualityScores({ prompt: "x", completion: "", status: "error" }), [{ scorer: "completion_finished", score: 0 }]);
   t.deepEqual(qualityScores({ prompt: "x", completion: "", status: "blocked" }), [{ scorer: "completion_finished", score: 0 }]);
 });
+
+test("a tool-only answer (tool calls, no text) is non-empty, and its relevance is neutral (1)", (t) => {
+  const prompt = "What is the weather in Paris tomorrow? Use the forecast tool.";
+  const scores = (completion: string, toolCalls?: { name: string }[]) =>
+    Object.fromEntries(qualityScores({ prompt, completion, finishReason: "tool_calls", status: "success", toolCalls }).map((s) => [s.scorer, s.score]));
+  const toolOnly = scores("", [{ name: "lookup_customer" }]);
+  t.is(toolOnly.completion_finished, 1);
+  t.is(toolOnly.non_empty, 1);
+  t.is(toolOnly.relevance, 1);
+  t.is(scores("  \n", [{ name: "get_forecast" }]).non_empty, 1); // whitespace only is no text
+  // no tool calls: an empty answer stays empty and irrelevant
+  t.is(scores("").non_empty, 0);
+  t.is(scores("").relevance, 0);
+  t.is(scores("", []).non_empty, 0);
+  // text beside tool calls is judged as text
+  const withText = scores("Bananas are yellow.", [{ name: "get_forecast" }]);
+  t.is(withText.non_empty, 1);
+  t.is(withText.relevance, 0);
+});

@@ -14,6 +14,7 @@
 // text event of the provider's own kind is inserted before it.
 import type { Policy } from "@agentgov/proto";
 import type { ProviderName } from "../../providers/index.js";
+import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
@@ -68,6 +69,8 @@ export interface StreamGovernor {
   readonly blockedBy: Policy | undefined;
   /** The window this governor holds back (0 when its policies need no text). */
   readonly windowChars: number;
+  /** Milliseconds spent in PII scans of the streamed text so far (the trace's pii_scan span). */
+  readonly piiMs: number;
   stats(): StreamGovernorStats;
 }
 
@@ -119,6 +122,7 @@ class Governor implements StreamGovernor {
   private readonly regexProvisional = new Set<string>();
   private done = false;
   blockedBy: Policy | undefined;
+  piiMs = 0;
   private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
 
   constructor(
@@ -287,7 +291,10 @@ class Governor implements StreamGovernor {
     const n = ch.text.length;
     const scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
     if (this.needsPii) {
-      for (const f of detectPii(region)) {
+      const t = performance.now();
+      const found = detectPii(region);
+      this.piiMs += performance.now() - t;
+      for (const f of found) {
         const abs: PiiFinding = { entityType: f.entityType, start: f.start + from, end: f.end + from, score: f.score }; // not `{ ...f, … }`: V8's slow path for fresh objects
         scan.pii.push(abs);
         if (final || abs.end < n) this.piiFound.add(f.entityType);

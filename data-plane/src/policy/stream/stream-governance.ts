@@ -34,6 +34,8 @@ class RecordingGovernor implements ProxyStreamGovernor {
   private finished = false;
   private blocked: Policy | undefined;
   private spentMs = 0;
+  /** The part of spentMs spent scanning the completion for PII: reported as pii_scan, not policy_eval. */
+  private piiMs = 0;
 
   constructor(
     private readonly ctx: StreamGovernorContext,
@@ -106,7 +108,10 @@ class RecordingGovernor implements ProxyStreamGovernor {
     } finally {
       this.spentMs += performance.now() - t;
       const spans = this.ctx.draft.timing.spans;
-      spans.policy_eval = (spans.policy_eval ?? 0) + this.spentMs;
+      // The completion's PII scans (the windowed ones and the final one) are pii_scan, the rest policy_eval.
+      const piiMs = this.piiMs + (this.inner ? this.inner.piiMs : 0);
+      spans.policy_eval = (spans.policy_eval ?? 0) + (this.spentMs - piiMs);
+      if (piiMs > 0) spans.pii_scan = (spans.pii_scan ?? 0) + piiMs;
     }
   }
 
@@ -143,7 +148,11 @@ class RecordingGovernor implements ProxyStreamGovernor {
   }
 
   private piiOf(text: string) {
-    return this.ctx.agent.piiDetection ? detectPii(text) : null;
+    if (!this.ctx.agent.piiDetection) return null;
+    const t = performance.now();
+    const pii = detectPii(text);
+    this.piiMs += performance.now() - t;
+    return pii;
   }
 
   private evaluate(facts: ResponseFacts): PhaseOutcome {

@@ -1,0 +1,311 @@
+// The handler's treatment of a provider's 2xx answer, in one process (real handler, governance state,
+// stream governor, undici and an upstream HTTP server answering what each test sets):
+// - an answer that cannot be parsed is refused (502 unreadable_answer, traced) when outbound block or
+//   redact policies apply, and passed through byte for byte otherwise; a leading BOM is no obstacle;
+// - the completion's PII scan is timed in the pii_scan span on every path (JSON, stream, governed stream);
+// - a tool-only answer is scored non-empty.
+import test from "ava";
+import { createHash } from "node:crypto";
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import { Agent as UndiciAgent } from "undici";
+import { create } from "@bufbuild/protobuf";
+import { AgentSchema, ApiKeySchema, PolicyConditionsSchema, PolicySchema, SnapshotSchema, type Policy, type Trace } from "@agentgov/proto";
+import { fromSnapshot, type GovernanceState } from "../state/governance-state.js";
+import { RateLimiter } from "../limits/rate-limiter.js";
+import { BudgetLedger } from "../limits/budget.js";
+import { detectPii } from "../policy/pii/index.js";
+import { governStream } from "../policy/stream/index.js";
+import { createProxyHandler } from "./handler.js";
+
+const KEY = "sk_answer_test_key";
+const AGENT = "agt_01ANSWER0000000000000000000";
+
+function policy(id: string, action: "block" | "redact" | "log", direction: "inbound" | "outbound" | "both"): Policy {
+  return create(PolicySchema, { id, name: id, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction, piiTypes: ["email"] }) });
+}
+
+function stateWith(policies: Policy[]): GovernanceState {
+  return fromSnapshot(
+    1n,
+    create(SnapshotSchema, {
+      tenantId: "ten_answer",
+      agents: [create(AgentSchema, { id: AGENT, name: "answer", status: "active", provider: "openai", model: "gpt-4o-mini", environment: "test", budgetLimitDaily: 100, hasBudget: true, piiDetection: true })],
+      keys: [create(ApiKeySchema, { id: "key_01ANSWER000000000000000000", keyHash: createHash("sha256").update(KEY).digest("hex"), scope: "ingest", userId: "usr_answer" })],
+      policies,
+    }),
+  );
+}
+
+interface Answer {
+  status?: number;
+  headers: Record<string, string>;
+  body: Buffer | string;
+}
+
+interface Setup {
+  url: string;
+  traces: Trace[];
+  budget: BudgetLedger;
+  answer(a: Answer): void;
+  close(): Promise<void>;
+}
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+}
+
+async function setup(policies: Policy[]): Promise<Setup> {
+  let next: Answer = { headers: {}, body: "" };
+  const upstream = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(next.status ?? 200, next.headers);
+      res.end(next.body);
+    });
+  });
+  const upstreamUrl = await listen(upstream);
+  const traces: Trace[] = [];
+  const budget = new BudgetLedger({ controlPlaneSpend: () => 0 });
+  const dispatcher = new UndiciAgent();
+  const state = stateWith(policies);
+  const handle = createProxyHandler({
+    state: () => state,
+    baseUrls: { openai: upstreamUrl },
+    dispatcher,
+    limiter: new RateLimiter(),
+    budget,
+    emit: (t) => traces.push(t),
+    storeRawPii: false,
+    upstreamTimeoutMs: 5_000,
+    streamGovernor: governStream,
+    onError: () => {},
+  });
+  const sidecar = createServer((req, res) => void handle(req, res));
+  const url = await listen(sidecar);
+  return {
+    url,
+    traces,
+    budget,
+    answer: (a) => (next = a),
+    close: async () => {
+      sidecar.close();
+      upstream.close();
+      await dispatcher.close();
+    },
+  };
+}
+
+function call(url: string, stream = false): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  const body = JSON.stringify({ model: "gpt-4o-mini", stream, max_tokens: 100, messages: [{ role: "user", content: "hello" }] });
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/v1/proxy/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer sk-x", "x-service-key": KEY, "x-service-agent": AGENT },
+    });
+    req.on("response", (res) => {
+      const parts: Buffer[] = [];
+      res.on("data", (c: Buffer) => parts.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts) }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function traceOf(s: Setup, n = 1): Promise<Trace> {
+  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  if (s.traces.length < n) throw new Error("no trace");
+  return s.traces[n - 1]!;
+}
+
+const span = (tr: Trace, stage: string) => tr.spans.find((x) => x.stage === stage)?.durationMs;
+const day = () => new Date().toISOString().slice(0, 10);
+
+const completion = (content: string) =>
+  JSON.stringify({ id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+const chunk = (o: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", ...o })}\n\n`;
+const sse = (content: string) => chunk({ choices: [{ index: 0, delta: { content }, finish_reason: "stop" }] }) + chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }) + "data: [DONE]\n\n";
+
+const GARBAGE = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58, 0x61, 0x00, 0x00, 0xff, 0x7b]); // zstd-ish bytes, not JSON
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+// --- finding 5: unreadable 2xx answers ---
+
+for (const action of ["redact", "block"] as const) {
+  test(`an unreadable 2xx answer with an outbound ${action} policy: 502 unreadable_answer, traced error, budget charged`, async (t) => {
+    const s = await setup([policy("pol_out", action, "outbound")]);
+    try {
+      const answers: Answer[] = [
+        { headers: { "content-type": "text/plain" }, body: "jane.doe@example.com is the address" },
+        { headers: { "content-type": "application/json", "content-encoding": "zstd" }, body: GARBAGE },
+      ];
+      for (const [n, answer] of answers.entries()) {
+        s.answer(answer);
+        const r = await call(s.url);
+        t.is(r.status, 502);
+        t.false(r.body.includes("jane.doe"));
+        const err = (JSON.parse(r.body.toString()) as { error: { code: string; request_id: string; trace_id: string } }).error;
+        t.is(err.code, "unreadable_answer");
+        t.truthy(err.request_id);
+        t.is(err.trace_id, String(r.headers["x-service-trace-id"]));
+        const tr = await traceOf(s, n + 1);
+        t.is(tr.id, String(r.headers["x-service-trace-id"]));
+        t.is(tr.status, "error");
+        t.is(tr.errorCode, "unreadable_answer");
+        t.is(tr.httpStatus, 502);
+        t.true(tr.tokensEstimated);
+        t.true(tr.inputTokens > 0, "the provider answered: the prompt it billed is on the trace");
+        t.is(s.budget.inFlight(AGENT, day()), 0);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test("an unreadable 2xx answer without outbound block/redact policies (none, log only, inbound only) is passed through byte for byte", async (t) => {
+  for (const policies of [[], [policy("pol_log", "log", "outbound")], [policy("pol_in", "redact", "inbound")]]) {
+    const s = await setup(policies);
+    try {
+      s.answer({ headers: { "content-type": "text/plain" }, body: "jane.doe@example.com is the address" });
+      let r = await call(s.url);
+      t.is(r.status, 200);
+      t.is(r.body.toString(), "jane.doe@example.com is the address");
+      t.is((await traceOf(s)).status, "success");
+      s.answer({ headers: { "content-type": "application/octet-stream" }, body: GARBAGE });
+      r = await call(s.url);
+      t.is(r.status, 200);
+      t.deepEqual(r.body, GARBAGE);
+    } finally {
+      await s.close();
+    }
+  }
+});
+
+test("an empty 2xx body is passed through even with outbound policies (nothing to judge)", async (t) => {
+  const s = await setup([policy("pol_out", "redact", "outbound")]);
+  try {
+    s.answer({ headers: { "content-type": "application/json" }, body: "" });
+    const r = await call(s.url);
+    t.is(r.status, 200);
+    t.is(r.body.length, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+test("a JSON answer with a leading UTF-8 BOM is parsed: outbound redaction applies, usage is the provider's", async (t) => {
+  const s = await setup([policy("pol_out", "redact", "outbound")]);
+  try {
+    s.answer({ headers: { "content-type": "application/json" }, body: Buffer.concat([BOM, Buffer.from(completion("Write to jane.doe@example.com please."))]) });
+    const r = await call(s.url);
+    t.is(r.status, 200);
+    const json = JSON.parse(r.body.toString()) as { choices: { message: { content: string } }[] };
+    t.is(json.choices[0]!.message.content, "Write to [REDACTED:email] please.");
+    const tr = await traceOf(s);
+    t.is(tr.status, "success");
+    t.false(tr.tokensEstimated);
+    t.is(tr.outputTokens, 5);
+  } finally {
+    await s.close();
+  }
+});
+
+test("a JSON answer with a BOM and no outbound policies: passed through byte for byte, BOM included, usage parsed", async (t) => {
+  const s = await setup([]);
+  try {
+    const body = Buffer.concat([BOM, Buffer.from(completion("fine"))]);
+    s.answer({ headers: { "content-type": "application/json" }, body });
+    const r = await call(s.url);
+    t.deepEqual(r.body, body);
+    const tr = await traceOf(s);
+    t.false(tr.tokensEstimated);
+    t.is(tr.outputTokens, 5);
+  } finally {
+    await s.close();
+  }
+});
+
+// --- finding 8: the completion's PII scan is in the pii_scan span ---
+
+/** A long completion whose PII scan takes measurable time (many digit runs, no finding). */
+const LONG = "Order 12 shipped to the depot near 4th street, ref 88 and 91. ".repeat(6000);
+/** The fastest of a few PII scans of LONG here (the trace's pii_scan must hold at least about that). */
+function scanMs(): number {
+  let best = Infinity;
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    detectPii(LONG);
+    best = Math.min(best, performance.now() - t);
+  }
+  return best;
+}
+
+test("pii_scan includes the completion's scan: JSON answer (not counted in policy_eval)", async (t) => {
+  const s = await setup([]);
+  try {
+    s.answer({ headers: { "content-type": "application/json" }, body: completion(LONG) });
+    await call(s.url);
+    const tr = await traceOf(s);
+    const min = scanMs() / 2;
+    t.true(span(tr, "pii_scan")! >= min, `pii_scan ${span(tr, "pii_scan")} ms, a scan of the completion takes ~${2 * min} ms`);
+    t.true(span(tr, "policy_eval")! < min, `policy_eval ${span(tr, "policy_eval")} ms holds no scan`);
+  } finally {
+    await s.close();
+  }
+});
+
+test("pii_scan includes the completion's scan: stream without a governor (not counted in quality_score)", async (t) => {
+  const s = await setup([]);
+  try {
+    s.answer({ headers: { "content-type": "text/event-stream" }, body: sse(LONG) });
+    await call(s.url, true);
+    const tr = await traceOf(s);
+    t.true(tr.streamed);
+    t.true(span(tr, "pii_scan")! >= scanMs() / 2, `pii_scan ${span(tr, "pii_scan")} ms`);
+  } finally {
+    await s.close();
+  }
+});
+
+for (const action of ["redact", "log"] as const) {
+  test(`pii_scan includes the completion's scans: stream governed by an outbound ${action} policy (not counted in policy_eval)`, async (t) => {
+    const s = await setup([policy("pol_out", action, "outbound")]);
+    try {
+      s.answer({ headers: { "content-type": "text/event-stream" }, body: sse(LONG) });
+      await call(s.url, true);
+      const tr = await traceOf(s);
+      const min = scanMs() / 2;
+      t.true(span(tr, "pii_scan")! >= min, `pii_scan ${span(tr, "pii_scan")} ms, a scan of the completion takes ~${2 * min} ms`);
+      t.true(tr.policyEvaluations.length > 0);
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+// --- finding 6, end to end through the handler ---
+
+test("a tool-only JSON answer is scored non_empty 1 and relevance 1", async (t) => {
+  const s = await setup([]);
+  try {
+    const body = JSON.stringify({
+      id: "c1",
+      object: "chat.completion",
+      created: 1,
+      model: "gpt-4o-mini",
+      choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup_customer", arguments: "{}" } }] }, finish_reason: "tool_calls" }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+    s.answer({ headers: { "content-type": "application/json" }, body });
+    await call(s.url);
+    const tr = await traceOf(s);
+    const scores = Object.fromEntries(tr.qualityScores.map((q) => [q.scorer, q.score]));
+    t.is(scores.non_empty, 1);
+    t.is(scores.relevance, 1);
+  } finally {
+    await s.close();
+  }
+});
