@@ -11,7 +11,7 @@ export interface AgentGovOptions {
   baseUrl: string;
   /** An agentgov API key (`svc_api_…` or `svc_agent_…`), sent as `Authorization: Bearer`. */
   apiKey: string;
-  /** Per-attempt time limit in ms (default 60 000). */
+  /** Per-attempt time limit in ms, reading the answer's body included (default 60 000). */
   timeoutMs?: number;
   /** Retries after the first attempt on 429/5xx (default 2; 0 turns them off). */
   maxRetries?: number;
@@ -36,6 +36,7 @@ export class AgentGov {
     const inner: FetchLike = options.fetch ?? ((r) => globalThis.fetch(r));
     const retry: RetryOptions = {
       ...DEFAULT_RETRY,
+      readBody: true,
       ...options.retry,
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),

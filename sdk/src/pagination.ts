@@ -23,7 +23,8 @@ export async function* cursorPages<T>(fetchPage: FetchPage, query: Record<string
   let cursor = typeof query.cursor === "string" ? query.cursor : undefined;
   const seen = new Set<string>();
   for (;;) {
-    const body = (await fetchPage(cursor === undefined ? {} : { cursor })) as CursorBody;
+    // The filters and the page size go with every page (the server does not carry them in the cursor).
+    const body = (await fetchPage(cursor === undefined ? { ...query } : { ...query, cursor })) as CursorBody;
     yield { items: body.data as T[], body };
     if (!body.has_more || !body.next_cursor) return;
     // A server that hands out the same cursor twice would loop forever; stop instead.
@@ -36,7 +37,7 @@ export async function* cursorPages<T>(fetchPage: FetchPage, query: Record<string
 export async function* offsetPages<T>(fetchPage: FetchPage, query: Record<string, unknown> = {}): AsyncGenerator<Page<T>, void, undefined> {
   let offset = typeof query.offset === "number" ? query.offset : Number(query.offset ?? 0) || 0;
   for (;;) {
-    const body = (await fetchPage({ offset })) as OffsetBody;
+    const body = (await fetchPage({ ...query, offset })) as OffsetBody;
     yield { items: body.data as T[], body };
     offset += body.data.length;
     // An empty page ends the walk even if total says otherwise (rows deleted meanwhile).

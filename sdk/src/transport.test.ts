@@ -150,3 +150,110 @@ test("cursor pagination stops when a server repeats a cursor", async (t) => {
   t.true(s.seen[1]!.url.includes("cursor=c1"));
   await s.close();
 });
+
+/** Settles with the promise's outcome, or "hung" after ms (a hang must fail the test, not time it out). */
+async function within<T>(p: Promise<T>, ms: number): Promise<{ value?: T; error?: unknown } | "hung"> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<"hung">((r) => (timer = setTimeout(() => r("hung"), ms)));
+  const settled = p.then((value) => ({ value }), (error: unknown) => ({ error }));
+  try {
+    return await Promise.race([settled, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test("timeouts also bound the body: an answer whose body stalls after the headers is an AgentGovTimeoutError, retried for a GET", async (t) => {
+  const s = await serve([
+    (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"data": [');
+    },
+  ]);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "k", timeoutMs: 200, maxRetries: 1, retry: { baseDelayMs: 10 } });
+  const outcome = await within(ag.get("/v1/agents"), 3_000);
+  t.not(outcome, "hung");
+  if (outcome !== "hung") t.true(outcome.error instanceof AgentGovTimeoutError);
+  t.is(s.seen.length, 2);
+  await s.close().catch(() => undefined);
+});
+
+test("a body cut off mid-way is an AgentGovConnectionError (not a bare TypeError), and an idempotent call is retried", async (t) => {
+  let calls = 0;
+  const s = await serve([
+    (_req, res) => {
+      calls++;
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      res.write('{"data": [');
+      setTimeout(() => res.socket?.destroy(), 20);
+    },
+    json(200, listA),
+  ]);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "k", maxRetries: 1, retry: { baseDelayMs: 5 } });
+  t.deepEqual(await ag.get("/v1/agents"), listA);
+  t.is(calls, 1);
+  t.is(s.seen.length, 2);
+  const once = await serve([
+    (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      res.write('{"data": [');
+      setTimeout(() => res.socket?.destroy(), 20);
+    },
+  ]);
+  const post = new AgentGov({ baseUrl: once.url, apiKey: "k", maxRetries: 1, retry: { baseDelayMs: 5 } });
+  await t.throwsAsync(post.post("/api/teams", { body: { name: "x" } }), { instanceOf: AgentGovConnectionError });
+  t.is(once.seen.length, 1);
+  await s.close();
+  await once.close();
+});
+
+test("timeouts and aborts hold even with a custom fetch that ignores the signal", async (t) => {
+  let calls = 0;
+  const neverSettles = () => {
+    calls++;
+    return new Promise<Response>(() => undefined);
+  };
+  const ag = new AgentGov({ baseUrl: "http://example.invalid", apiKey: "k", fetch: neverSettles, timeoutMs: 100, maxRetries: 1, retry: { baseDelayMs: 5 } });
+  const outcome = await within(ag.get("/v1/agents"), 3_000);
+  t.not(outcome, "hung");
+  if (outcome !== "hung") t.true(outcome.error instanceof AgentGovTimeoutError);
+  t.is(calls, 2);
+  const controller = new AbortController();
+  const pending = within(ag.get("/v1/agents", { signal: controller.signal }), 3_000);
+  controller.abort(new Error("stop"));
+  const aborted = await pending;
+  t.not(aborted, "hung");
+  if (aborted !== "hung") t.is((aborted.error as Error).message, "stop");
+});
+
+test("the standalone page walkers send the filters and page size with every page, not only the cursor/offset", async (t) => {
+  const { cursorPages, offsetPages } = await import("./index.js");
+  const cursorQueries: Record<string, unknown>[] = [];
+  for await (const page of cursorPages<number>(async (q) => {
+    cursorQueries.push(q);
+    return q.cursor === undefined ? { data: [1], has_more: true, next_cursor: "c1" } : { data: [2], has_more: false };
+  }, { status: "active", limit: 1 })) t.is(page.items.length, 1);
+  t.deepEqual(cursorQueries, [{ status: "active", limit: 1 }, { status: "active", limit: 1, cursor: "c1" }]);
+
+  const offsetQueries: Record<string, unknown>[] = [];
+  const items: number[] = [];
+  for await (const page of offsetPages<number>(async (q) => {
+    offsetQueries.push(q);
+    const offset = q.offset as number;
+    return { data: [10, 11, 12].slice(offset, offset + 2), total: 3 };
+  }, { environment: "production", limit: 2 })) items.push(...page.items);
+  t.deepEqual(items, [10, 11, 12]);
+  t.deepEqual(offsetQueries, [{ environment: "production", limit: 2, offset: 0 }, { environment: "production", limit: 2, offset: 2 }]);
+});
+
+test("a 204 (DELETE /v1/policies/{policy_id}) resolves to undefined, and is typed so (not never)", async (t) => {
+  const s = await serve([(_req, res) => res.writeHead(204).end()]);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "k" });
+  const r = await ag.delete("/v1/policies/{policy_id}", { params: { path: { policy_id: "pol_1" } } });
+  // Type-level: `typeof r` is exactly undefined (tsc fails on this line when it is never).
+  const exactlyUndefined: [typeof r] extends [undefined] ? ([undefined] extends [typeof r] ? true : false) : false = true;
+  t.true(exactlyUndefined);
+  t.is(r, undefined);
+  t.is(s.seen[0]!.method, "DELETE");
+  await s.close();
+});

@@ -17,6 +17,12 @@ export interface RetryOptions {
   maxDelayMs: number;
   /** A Retry-After longer than this (ms) is not waited for: the error is returned at once (default 60 000). */
   maxRetryAfterMs: number;
+  /**
+   * Read the whole answer body inside the attempt (so `timeoutMs` bounds it too, and a body cut off
+   * mid-way is a connection failure, retried like one). The AgentGov client sets it; leave it off
+   * for streamed answers.
+   */
+  readBody?: boolean;
 }
 
 export const DEFAULT_RETRY: RetryOptions = { maxRetries: 2, timeoutMs: 60_000, baseDelayMs: 250, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
@@ -55,7 +61,11 @@ export function retryingFetch(inner: FetchLike, options: RetryOptions, random: (
       const signal = AbortSignal.any([callerSignal, timeout.signal]);
       let response: Response;
       try {
-        response = await inner(new Request(request.clone(), { signal }));
+        // Raced with the signal: a custom fetch that ignores it still cannot outlive the timeout or an abort.
+        response = await untilAborted(inner(new Request(request.clone(), { signal })), signal);
+        if (options.readBody && !(retryableStatus(response.status, method) && !last && !tooLongToWait(response, options))) {
+          response = await untilAborted(buffered(response), signal);
+        }
       } catch (e) {
         clearTimeout(timer);
         if (callerSignal.aborted) throw callerSignal.reason;
@@ -68,13 +78,45 @@ export function retryingFetch(inner: FetchLike, options: RetryOptions, random: (
       }
       clearTimeout(timer);
       if (!retryableStatus(response.status, method) || last) return response;
+      if (tooLongToWait(response, options)) return response;
       const retryAfter = parseRetryAfter(response.headers.get("retry-after"), Date.now());
-      if (retryAfter !== undefined && retryAfter * 1000 > options.maxRetryAfterMs) return response;
       const wait = retryAfter !== undefined ? retryAfter * 1000 : backoff(attempt, options, random);
       await response.body?.cancel().catch(() => undefined);
       await sleep(wait, callerSignal);
     }
   };
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
+      (e) => (signal.removeEventListener("abort", onAbort), reject(e)),
+    );
+  });
+}
+
+/** A Retry-After beyond maxRetryAfterMs is not waited for: the answer is returned as it is. */
+function tooLongToWait(response: Response, options: RetryOptions): boolean {
+  const retryAfter = parseRetryAfter(response.headers.get("retry-after"), Date.now());
+  return retryAfter !== undefined && retryAfter * 1000 > options.maxRetryAfterMs;
+}
+
+const NULL_BODY_STATUS = new Set([204, 205, 304]);
+
+/** The same answer with its body read to the end (throws when reading fails or is aborted). */
+async function buffered(response: Response): Promise<Response> {
+  if (response.status < 200 || response.status > 599) return response; // not constructible; fetch never yields these
+  const body = NULL_BODY_STATUS.has(response.status) ? null : await response.arrayBuffer();
+  const copy = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  Object.defineProperty(copy, "url", { value: response.url });
+  return copy;
 }
 
 function backoff(attempt: number, o: RetryOptions, random: () => number): number {

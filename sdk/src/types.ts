@@ -25,9 +25,12 @@ export type InitArg<I> = RequiredKeysOf<I> extends never ? [(I & { [key: string]
 /** What a successful call returns (the parsed JSON body; `undefined` for a body-less 204). */
 export type CallResult<P extends keyof paths, M extends Method, I> = paths[P][M & keyof paths[P]] extends infer Op
   ? Op extends Record<string | number, unknown>
-    ? NonNullable<FetchResponse<Op, I, `${string}/${string}`>["data"]>
+    ? BodyOrUndefined<NonNullable<FetchResponse<Op, I, `${string}/${string}`>["data"]>>
     : never
   : never;
+
+/** A 2xx without a JSON body (204) has no data type at all: the call resolves to undefined, not never. */
+type BodyOrUndefined<T> = [T] extends [never] ? undefined : T;
 
 type OkJson<P extends keyof paths> = paths[P] extends { get: { responses: { 200: { content: { "application/json": infer B } } } } } ? B : never;
 

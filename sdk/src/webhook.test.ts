@@ -61,3 +61,18 @@ test("t is signed as its text: a header with leading zeros verifies only against
   t.is(await computeSignature(secret, padded, body), overText);
   t.deepEqual(parseSignatureHeader(`t=${padded},v1=${overText}`), { timestamp: t0, timestampText: padded, signatures: [overText] });
 });
+
+test("rotation with an empty slot: the empty secret is skipped, the real one still verifies; no secret at all is a TypeError", async (t) => {
+  const header = `t=${t0},v1=${vector}`;
+  await t.notThrowsAsync(verifyWebhook({ payload: body, header, secret: ["", secret], nowSeconds: t0 }));
+  await rejects(t, header, { secret: ["", "other"] });
+  await t.throwsAsync(verifyWebhook({ payload: body, header, secret: "", nowSeconds: t0 }), { instanceOf: TypeError, message: /no signing secret/ });
+  await t.throwsAsync(signWebhook({ payload: body, secret: "" }), { instanceOf: TypeError });
+});
+
+test("signWebhook refuses a timestamp that is not whole seconds (its header would not parse)", async (t) => {
+  await t.throwsAsync(signWebhook({ payload: body, secret, timestamp: t0 + 0.5 }), { instanceOf: TypeError });
+  await t.throwsAsync(signWebhook({ payload: body, secret, timestamp: Date.now() /* ms, not s */ }), { instanceOf: TypeError, message: /whole unix seconds/ });
+  const header = await signWebhook({ payload: body, secret, timestamp: t0 });
+  t.is(parseSignatureHeader(header).timestamp, t0);
+});

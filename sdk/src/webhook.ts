@@ -58,7 +58,11 @@ export async function computeSignature(secret: string, timestamp: number | strin
  */
 export async function signWebhook(opts: { payload: WebhookPayload; secret: string | string[]; timestamp?: number }): Promise<string> {
   const t = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  // The header's t is whole seconds, at most 12 digits (parseSignatureHeader refuses anything else;
+  // milliseconds, a common slip, would be 13).
+  if (!Number.isSafeInteger(t) || t < 0 || t > 999_999_999_999) throw new TypeError(`signWebhook: timestamp must be whole unix seconds, got ${t}`);
   const secrets = Array.isArray(opts.secret) ? opts.secret : [opts.secret];
+  if (secrets.length === 0 || secrets.some((s) => !s)) throw new TypeError("signWebhook: every secret must be a non-empty string");
   const sigs = await Promise.all(secrets.map((s) => computeSignature(s, t, opts.payload)));
   return [`t=${t}`, ...sigs.map((s) => `v1=${s}`)].join(",");
 }
@@ -107,7 +111,10 @@ export async function verifyWebhook(opts: VerifyOptions): Promise<{ timestamp: n
   const tolerance = opts.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (Math.abs(now - timestamp) > tolerance) throw new WebhookSignatureError("signature timestamp is outside the tolerance window");
   const content = signedContent(timestampText, opts.payload); // what was signed: t's text as sent
-  const secrets = Array.isArray(opts.secret) ? opts.secret : [opts.secret];
+  // An empty secret (an unset variable, a cleared rotation slot) is no key: it is skipped, and
+  // without any real secret nothing can verify (a misconfiguration, not a bad delivery).
+  const secrets = (Array.isArray(opts.secret) ? opts.secret : [opts.secret]).filter((s) => typeof s === "string" && s !== "");
+  if (secrets.length === 0) throw new TypeError("verifyWebhook: no signing secret (an empty secret verifies nothing)");
   for (const secret of secrets) {
     const key = await hmacKey(secret);
     for (const sig of signatures) {
