@@ -50,16 +50,26 @@ export const RETENTION_COLUMNS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The TTL expression of a table: `column` + retentionDays, saturated at the last second a DateTime holds.
+ * (`ts + toIntervalDay(n)` wraps past 2106-02-07: with a long retention — up to 20,000 days — a trace
+ * dated 2051 or later, e.g. from a sidecar with a wrong clock, got a TTL in 1970 and was deleted at the
+ * next merge.)
+ */
+export function retentionTtl(column: string, retentionDays: number): string {
+  const seconds = Math.floor(retentionDays) * 86_400;
+  return `TTL toDateTime(least(toUInt64(toUInt32(${column})) + ${seconds}, 4294967295))`;
+}
+
+/**
  * Sets each table's TTL to retentionDays (only when it differs, so opening a store does not rewrite
  * anything; existing parts are not rewritten either: materialize_ttl_after_modify = 0, the partition
  * drops and merges take care of them).
  */
 export async function applyRetentionTtl(engine: SqlEngine, database: string, retentionDays: number): Promise<void> {
-  const days = Math.floor(retentionDays);
   const rows = await engine.query(sql`SELECT name, engine_full FROM system.tables WHERE database = ${database}`);
   const current = new Map(rows.map((r) => [str(r["name"]), str(r["engine_full"])]));
   for (const [table, column] of Object.entries(RETENTION_COLUMNS)) {
-    const ttl = `TTL ${column} + toIntervalDay(${days})`;
+    const ttl = retentionTtl(column, retentionDays);
     const engineFull = current.get(table);
     if (engineFull === undefined || engineFull.includes(`${ttl} `) || engineFull.endsWith(ttl)) continue;
     await engine.command(

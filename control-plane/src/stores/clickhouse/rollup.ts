@@ -40,6 +40,23 @@ export const MIN_ROLLUP_HOURS = 2;
 const DIRTY = 1;
 const CLEAN = 2;
 
+/**
+ * Money and durations are summed as integers — costs in units of 1e-10 USD, latencies in ns — so that a
+ * sum is exact: it does not depend on the order the engine reads rows in (Float64 sums changed in the
+ * last digits from one read to the next, and between engines), groups add up to the total, and the
+ * rollup's sums combine with the traces' without rounding. Int64 holds sums up to $922M and 292 years.
+ */
+export const COST_UNITS_PER_USD = 10_000_000_000;
+export const NS_PER_MS = 1_000_000;
+/** A Float64 column (or expression) in USD as Int64 units of 1e-10 USD. */
+export function costUnits(column: string): SqlFragment {
+  return new SqlFragment(`toInt64(round(${column} * ${COST_UNITS_PER_USD}))`);
+}
+/** A Float64 column (or expression) in ms as Int64 ns. */
+export function latencyNs(column: string): SqlFragment {
+  return new SqlFragment(`toInt64(round(${column} * ${NS_PER_MS}))`);
+}
+
 /** Latency bucket of a row, in SQL: floor(log_1.01(latency_ms)); latencies ≤ 0 get ZERO_BUCKET. */
 export const ZERO_BUCKET = -2147483648;
 export const BUCKET_SQL = new SqlFragment(
@@ -145,13 +162,33 @@ async function computeHour(ctx: StoreContext, tenantId: string, hourMs: number):
   const version = startedAt;
   // Both the primary key (timestamp_ms) and the partition key (ts) narrow the read to the hour.
   const where = sqlJoin([sql`tenant_id = ${tenantId}`, ...rangeConditions({ fromMs: hourMs, toMs: hourMs + HOUR_MS - 1 })], " AND ");
+  // Rows of a previous computation whose key no traces have now (a trace stored again with another
+  // agent, provider, model or environment: the newest copy wins) are replaced by empty rows first;
+  // otherwise the old key would keep counting the trace beside the new one. Same version: a key that
+  // comes back meanwhile is in the computation below, inserted later, which wins.
+  const hour = sql`tenant_id = ${tenantId} AND hour = toDateTime(${seconds(hourMs)})`;
+  await ctx.engine.command(
+    sql`INSERT INTO ${ctx.rollups.hourly} (tenant_id, hour, agent_id, provider, model, environment, latest_agent_name, latest_ms,
+        trace_count, error_count, success_count, error_only_count, cost_sum, latency_ms_sum, input_token_sum, output_token_sum, version)
+      SELECT tenant_id, hour, agent_id, provider, model, environment, '', toInt64(0),
+        toUInt64(0), toUInt64(0), toUInt64(0), toUInt64(0), toFloat64(0), toFloat64(0), toUInt64(0), toUInt64(0), toUInt64(${version})
+      FROM ${ctx.rollups.hourly} FINAL
+      WHERE ${hour} AND trace_count > 0
+        AND (agent_id, provider, model, environment) NOT IN (SELECT agent_id, provider, model, environment FROM ${ctx.table} FINAL WHERE ${where})`,
+  );
+  await ctx.engine.command(
+    sql`INSERT INTO ${ctx.rollups.latency} (tenant_id, hour, agent_id, buckets, counts, version)
+      SELECT tenant_id, hour, agent_id, emptyArrayInt32(), emptyArrayUInt64(), toUInt64(${version})
+      FROM ${ctx.rollups.latency} FINAL
+      WHERE ${hour} AND notEmpty(buckets) AND agent_id NOT IN (SELECT agent_id FROM ${ctx.table} FINAL WHERE ${where})`,
+  );
   await ctx.engine.command(
     sql`INSERT INTO ${ctx.rollups.hourly} (tenant_id, hour, agent_id, provider, model, environment, latest_agent_name, latest_ms,
         trace_count, error_count, success_count, error_only_count, cost_sum, latency_ms_sum, input_token_sum, output_token_sum, version)
       SELECT tenant_id, toDateTime(${seconds(hourMs)}), agent_id, provider, model, environment,
         argMax(agent_name, timestamp_ms), max(timestamp_ms),
         count(), countIf(status IN ('error', 'blocked')), countIf(status = 'success'), countIf(status = 'error'),
-        sum(cost_usd), sum(latency_ms), sum(toUInt64(input_tokens)), sum(toUInt64(output_tokens)), ${version}
+        sum(${costUnits("cost_usd")}) / ${COST_UNITS_PER_USD}, sum(${latencyNs("latency_ms")}) / ${NS_PER_MS}, sum(toUInt64(input_tokens)), sum(toUInt64(output_tokens)), ${version}
       FROM ${ctx.table} FINAL WHERE ${where}
       GROUP BY tenant_id, agent_id, provider, model, environment`,
   );

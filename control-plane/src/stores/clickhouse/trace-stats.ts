@@ -3,7 +3,7 @@
 // Every query reads FROM … FINAL, so a trace inserted twice counts once.
 
 import { num, str } from "./json-values.js";
-import { BUCKET_SQL, histogramQuantile, splitByRollup } from "./rollup.js";
+import { BUCKET_SQL, COST_UNITS_PER_USD, costUnits, histogramQuantile, latencyNs, NS_PER_MS, splitByRollup } from "./rollup.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin, wellFormed } from "./sql-literal.js";
 import { checkString, rangeConditions, type StoreContext, tenantCondition } from "./store-context.js";
 import { DAY_MS, dateMs, MAX_MS, MIN_MS, utcDayStartMs } from "./time.js";
@@ -11,6 +11,14 @@ import type { AgentMetrics, GroupMeasures, StatsQuery, TraceStats, TraceStatsGro
 
 /** Statuses that group B counts as errors. */
 const ERROR_OR_BLOCKED = sql`status IN ('error', 'blocked')`;
+
+/** Exact integer sums (rollup.ts): cost in 1e-10 USD, latency in ns — over the traces and over the rollup. */
+const COST_SUM = sql`sum(${costUnits("cost_usd")})`;
+const LATENCY_SUM = sql`sum(${latencyNs("latency_ms")})`;
+const ROLLUP_COST_SUM = sql`sum(${costUnits("cost_sum")})`;
+const ROLLUP_LATENCY_SUM = sql`sum(${latencyNs("latency_ms_sum")})`;
+const usd = (units: unknown): number => num(units) / COST_UNITS_PER_USD;
+const ms = (ns: unknown): number => num(ns) / NS_PER_MS;
 
 const percent = (part: number, total: number): number => (total === 0 ? 0 : (part / total) * 100);
 const mean = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
@@ -24,9 +32,9 @@ function measures(r: Record<string, unknown>): GroupMeasures {
   const n = num(r["n"]);
   return {
     traceCount: n,
-    totalCostUsd: num(r["cost"]),
+    totalCostUsd: usd(r["cost"]),
     errorRatePercent: percent(num(r["errors"]), n),
-    avgDurationMs: mean(num(r["latency_sum"]), n),
+    avgDurationMs: mean(ms(r["latency_sum"]), n),
   };
 }
 
@@ -79,11 +87,10 @@ function groupOf(groupBy: StatsQuery["groupBy"], g: Record<string, unknown>): Tr
 
 /** Everything from `traces` FINAL, with exact percentiles. */
 async function rawStats(ctx: StoreContext, where: SqlFragment, groupBy: StatsQuery["groupBy"]): Promise<TraceStats> {
-  const aggregates = sql`count() AS n, sum(cost_usd) AS cost, countIf(${ERROR_OR_BLOCKED}) AS errors, sum(latency_ms) AS latency_sum`;
+  const aggregates = sql`count() AS n, ${COST_SUM} AS cost, countIf(${ERROR_OR_BLOCKED}) AS errors, ${LATENCY_SUM} AS latency_sum,
+    countIf(status = 'success') AS success, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens`;
   const summaryQuery = ctx.engine.query(
-    sql`SELECT ${aggregates}, countIf(status = 'success') AS success,
-      sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-      quantilesExact(0.5, 0.95, 0.99)(latency_ms) AS q
+    sql`SELECT ${aggregates}, quantilesExact(0.5, 0.95, 0.99)(latency_ms) AS q
     FROM ${ctx.table} FINAL WHERE ${where}`,
   );
   const group = groupBy ? GROUPS[groupBy] : undefined;
@@ -94,16 +101,24 @@ async function rawStats(ctx: StoreContext, where: SqlFragment, groupBy: StatsQue
       )
     : Promise.resolve([]);
   const [summaryRows, groupRows] = await Promise.all([summaryQuery, groupQuery]);
-  const r = summaryRows[0] ?? {};
-  const n = num(r["n"]);
+  const q = summaryRows[0] ?? {};
+  // With groups, the summary's sums are the groups' (read together), so that they add up even while traces arrive.
+  const r = groupBy ? sumRows(groupRows) : q;
+  const n = num(q["n"]);
   const levels = [0.5, 0.95, 0.99];
   return {
-    summary: summaryOf(r, (level) => quantile(r["q"], levels.indexOf(level), n)),
+    summary: summaryOf(r, (level) => quantile(q["q"], levels.indexOf(level), n)),
     groups: groupRows.map((g) => groupOf(groupBy, g)),
   };
 }
 
 const SUM_KEYS = ["n", "cost", "errors", "latency_sum", "success", "input_tokens", "output_tokens"] as const;
+
+function sumRows(rows: readonly Record<string, unknown>[]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const k of SUM_KEYS) total[k] = rows.reduce((a, r) => a + num(r[k]), 0);
+  return total;
+}
 
 /**
  * Whole clean hours from the rollups, the rest (edges, the open hour, hours written to since their
@@ -116,9 +131,9 @@ async function mixedStats(
   groupBy: StatsQuery["groupBy"],
 ): Promise<TraceStats> {
   const { hourly, latency } = ctx.rollups;
-  const rawSums = sql`count() AS n, sum(cost_usd) AS cost, countIf(${ERROR_OR_BLOCKED}) AS errors, sum(latency_ms) AS latency_sum,
+  const rawSums = sql`count() AS n, ${COST_SUM} AS cost, countIf(${ERROR_OR_BLOCKED}) AS errors, ${LATENCY_SUM} AS latency_sum,
     countIf(status = 'success') AS success, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens`;
-  const rollupSums = sql`sum(trace_count) AS n, sum(cost_sum) AS cost, sum(error_count) AS errors, sum(latency_ms_sum) AS latency_sum,
+  const rollupSums = sql`sum(trace_count) AS n, ${ROLLUP_COST_SUM} AS cost, sum(error_count) AS errors, ${ROLLUP_LATENCY_SUM} AS latency_sum,
     sum(success_count) AS success, sum(input_token_sum) AS input_tokens, sum(output_token_sum) AS output_tokens`;
   const queries: Promise<Record<string, unknown>[]>[] = [
     ctx.engine.query(sql`SELECT ${rawSums} FROM ${ctx.table} FINAL WHERE ${rawWhere}`),
@@ -139,7 +154,7 @@ async function mixedStats(
   }
   const [rawSum, rollupSum, rawHist, rollupHist, rawGroups = [], rollupGroups = []] = await Promise.all(queries);
 
-  const total: Record<string, number> = {};
+  let total: Record<string, number> = {};
   for (const k of SUM_KEYS) total[k] = num(rawSum?.[0]?.[k]) + num(rollupSum?.[0]?.[k]);
   const histogram = new Map<number, number>();
   for (const r of [...(rawHist ?? []), ...(rollupHist ?? [])]) {
@@ -149,7 +164,6 @@ async function mixedStats(
   const sorted = [...histogram.entries()].sort((x, y) => x[0] - y[0]);
   // Ranks within the histogram itself (its queries are separate reads from the sums').
   const histogramTotal = sorted.reduce((a, [, c]) => a + c, 0);
-  const summary = summaryOf(total, (level) => histogramQuantile(sorted, histogramTotal, level));
 
   // Groups: sum the two parts per key; an agent's name is the one of its latest trace.
   const merged = new Map<string, Record<string, unknown>>();
@@ -167,9 +181,14 @@ async function mixedStats(
     }
   }
   const utf8 = (v: unknown) => Buffer.from(str(v), "utf8");
+  // A key whose traces all moved to another key (stored again: the newest copy wins) has an empty rollup row.
+  for (const [key, g] of merged) if (num(g["n"]) === 0) merged.delete(key);
   const groups = [...merged.values()]
     .sort((a, b) => num(b["n"]) - num(a["n"]) || Buffer.compare(utf8(a["k1"]), utf8(b["k1"])) || (groupBy === "model" ? Buffer.compare(utf8(a["k2"]), utf8(b["k2"])) : 0))
     .map((g) => groupOf(groupBy, g));
+  // With groups, the summary's sums are the groups' (read together), so that they add up even while traces arrive.
+  if (groupBy) total = sumRows([...merged.values()]);
+  const summary = summaryOf(total, (level) => histogramQuantile(sorted, histogramTotal, level));
   return { summary, groups };
 }
 
@@ -189,7 +208,7 @@ export async function agentMetrics(
   // so a reader never sees more traces in total than in the last 24 h when all of them are recent.
   const totals = await allTimeTotals(ctx, tenantId, tenantAgents);
   const recentRows = await ctx.engine.query(
-    sql`SELECT agent_id, count() AS n24, sum(cost_usd) AS cost24, sum(latency_ms) AS latency24, countIf(status = 'error') AS errors24
+    sql`SELECT agent_id, count() AS n24, ${COST_SUM} AS cost24, ${LATENCY_SUM} AS latency24, countIf(status = 'error') AS errors24
     FROM ${ctx.table} FINAL WHERE ${recentWhere} GROUP BY agent_id`,
   );
   const recent = new Map(recentRows.map((r) => [str(r["agent_id"]), r]));
@@ -211,27 +230,27 @@ export async function agentMetrics(
     const n24 = num(r["n24"]);
     const metrics: AgentMetrics = {
       requests24h: n24,
-      avgLatencyMs: mean(num(r["latency24"]), n24),
-      cost24h: num(r["cost24"]),
+      avgLatencyMs: mean(ms(r["latency24"]), n24),
+      cost24h: usd(r["cost24"]),
       errorRate: n24 === 0 ? 0 : num(r["errors24"]) / n24,
       // Traces stored between the two reads are in the later one only: the totals are at least the 24 h figures.
       totalRequests: Math.max(num(r["total"]), n24),
-      totalCost: Math.max(num(r["total_cost"]), num(r["cost24"])),
+      totalCost: Math.max(usd(r["total_cost"]), usd(r["cost24"])),
     };
     for (const id of callerIds.get(str(r["agent_id"])) ?? []) out.set(id, metrics);
   }
   return out;
 }
 
-/** Traces and cost of each agent over all time: clean hours from the rollup, the rest from the traces. */
+/** Traces and cost (1e-10 USD units) of each agent over all time: clean hours from the rollup, the rest from the traces. */
 async function allTimeTotals(ctx: StoreContext, tenantId: string, filters: SqlFragment[]): Promise<Map<string, { n: number; cost: number }>> {
   const { rawWhere, rollupWhere } = await splitByRollup(ctx, tenantId, { fromMs: MIN_MS, toMs: MAX_MS }, filters, filters);
   const [raw, rolled] = await Promise.all([
-    ctx.engine.query(sql`SELECT agent_id, count() AS n, sum(cost_usd) AS cost FROM ${ctx.table} FINAL WHERE ${rawWhere} GROUP BY agent_id`),
+    ctx.engine.query(sql`SELECT agent_id, count() AS n, ${COST_SUM} AS cost FROM ${ctx.table} FINAL WHERE ${rawWhere} GROUP BY agent_id`),
     rollupWhere === null
       ? Promise.resolve([])
       : ctx.engine.query(
-          sql`SELECT agent_id, sum(trace_count) AS n, sum(cost_sum) AS cost FROM ${ctx.rollups.hourly} FINAL WHERE ${rollupWhere} GROUP BY agent_id`,
+          sql`SELECT agent_id, sum(trace_count) AS n, ${ROLLUP_COST_SUM} AS cost FROM ${ctx.rollups.hourly} FINAL WHERE ${rollupWhere} GROUP BY agent_id`,
         ),
   ]);
   const out = new Map<string, { n: number; cost: number }>();
@@ -249,7 +268,7 @@ export async function dailySpend(ctx: StoreContext, tenantId: string, dayUtc: st
   const start = utcDayStartMs(dayUtc);
   const where = sqlJoin([tenantCondition(tenantId), ...rangeConditions({ fromMs: start, toMs: start + DAY_MS - 1 })], " AND ");
   const rows = await ctx.engine.query(
-    sql`SELECT agent_id, sum(cost_usd) AS cost FROM ${ctx.table} FINAL WHERE ${where} GROUP BY agent_id`,
+    sql`SELECT agent_id, ${COST_SUM} AS cost FROM ${ctx.table} FINAL WHERE ${where} GROUP BY agent_id`,
   );
-  return new Map(rows.map((r) => [str(r["agent_id"]), num(r["cost"])]));
+  return new Map(rows.map((r) => [str(r["agent_id"]), usd(r["cost"])]));
 }

@@ -3,7 +3,7 @@
 
 import test from "ava";
 import { num, str } from "./json-values.js";
-import { expiredPartitions } from "./retention.js";
+import { expiredPartitions, retentionTtl } from "./retention.js";
 import { sql, sqlIdent } from "./sql-literal.js";
 import { openTraceStore } from "./trace-store.js";
 import { monthPartitionEndMs } from "./time.js";
@@ -70,18 +70,36 @@ for (const kind of enginesUnderTest()) {
       const ids = (await ts.engine.query(sql`SELECT id FROM ${db}.traces`)).map((r) => str(r["id"]));
       const engineFull = str((await ts.engine.query(sql`SELECT engine_full FROM system.tables WHERE database = ${ts.database} AND name = 'traces'`))[0]?.["engine_full"]);
       if (kind === "chdb") {
-        t.true(engineFull.includes("TTL ts + toIntervalDay(2)"), engineFull);
+        t.true(engineFull.includes(retentionTtl("ts", 2)), engineFull);
         t.deepEqual(ids, [fresh.id], "the 3-day-old trace expired at the merge");
         // Reopening with another retention changes the TTL.
         const again = await openTraceStore(storeOptions(kind, ts.database, { retentionDays: 7 }));
         await again.close();
         const after = str((await ts.engine.query(sql`SELECT engine_full FROM system.tables WHERE database = ${ts.database} AND name = 'traces_hourly'`))[0]?.["engine_full"]);
-        t.true(after.includes("TTL hour + toIntervalDay(7)"), after);
+        t.true(after.includes(retentionTtl("hour", 7)), after);
       } else {
         t.false(engineFull.includes("TTL"), "18.16 has no TTL: retention is the partition drop alone");
         t.is(ids.length, 2);
       }
       t.is(num((await ts.engine.query(sql`SELECT count() AS n FROM ${db}.traces WHERE id = ${fresh.id}`))[0]?.["n"]), 1);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: a long retention keeps traces dated near the end of DateTime's range (no TTL wrap-around)`, async (t) => {
+    const ts = await openTestStore(kind, { retentionDays: 20_000 });
+    try {
+      const db = sqlIdent(ts.database);
+      const fresh = makeTrace({ tenantId: "ten", timestampMs: BigInt(Date.now() - 1000) });
+      const future = makeTrace({ tenantId: "ten", timestampMs: BigInt(Date.UTC(2060, 0, 1)) });
+      const old = makeTrace({ tenantId: "ten", timestampMs: BigInt(Date.UTC(1990, 0, 1)) });
+      await ts.store.insert([fresh, future]);
+      await ts.store.insert([old]);
+      await ts.engine.command(sql`OPTIMIZE TABLE ${db}.traces FINAL`);
+      const ids = (await ts.engine.query(sql`SELECT id FROM ${db}.traces`)).map((r) => str(r["id"])).sort();
+      t.deepEqual(ids, [fresh.id, future.id, old.id].sort(), "nothing is within 20,000 days of expiring");
+      t.deepEqual(await ts.store.dropExpiredPartitions(new Date()), []);
     } finally {
       await ts.dispose();
     }

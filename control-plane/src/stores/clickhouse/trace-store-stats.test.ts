@@ -302,3 +302,77 @@ for (const kind of enginesUnderTest()) {
     }
   });
 }
+
+for (const kind of enginesUnderTest()) {
+  test(`${kind}: costs and durations are summed exactly: the same on every read and engine, groups add up to the summary`, async (t) => {
+    const ts = await openTestStore(kind, { rollupMarginMs: 0 });
+    try {
+      const now = Date.now();
+      const data = randomTraces(6000, { tenantId: "ten", fromMs: now - 5 * DAY, toMs: now - 2 * HOUR, seed: 7 });
+      data.push(makeTrace({ tenantId: "ten", timestampMs: BigInt(now - 3 * HOUR), agentId: "agt_alpha", costUsd: 0.1 + 0.2, latencyMs: 0.1 + 0.2 }));
+      // Several parts, so that the engine may read them in any order.
+      for (let i = 0; i < data.length; i += 1000) await ts.store.insert(data.slice(i, i + 1000));
+      // The exact decimal figures, in the store's units (1e-10 USD, ns).
+      const units = (xs: Trace[], f: (r: Trace) => number, per: number) => xs.reduce((a, r) => a + Math.round(f(r) * per), 0);
+      const wantCost = units(data, (r) => r.costUsd, 1e10) / 1e10;
+      const wantAvg = units(data, (r) => r.latencyMs, 1e6) / 1e6 / data.length;
+      const q = { since: new Date(now - 6 * DAY), until: new Date(now) };
+      const check = async (label: string) => {
+        for (let round = 0; round < 3; round++) {
+          const s = await ts.store.stats("ten", q);
+          t.is(s.summary.totalCostUsd, wantCost, `${label} total cost`);
+          t.is(s.summary.avgDurationMs, wantAvg, `${label} average duration`);
+          for (const groupBy of ["agent", "model", "environment"] as const) {
+            const g = await ts.store.stats("ten", { ...q, groupBy });
+            t.is(g.summary.totalCostUsd, wantCost, `${label} ${groupBy} total cost`);
+            t.is(g.summary.totalTraces, g.groups.reduce((a, x) => a + x.traceCount, 0));
+            const groupUnits = g.groups.reduce((a, x) => a + Math.round(x.totalCostUsd * 1e10), 0);
+            t.is(groupUnits / 1e10, wantCost, `${label} ${groupBy} groups add up to the total`);
+          }
+        }
+        const m = await ts.store.agentMetrics("ten", ["agt_alpha"], new Date(now));
+        t.is(m.get("agt_alpha")!.totalCost, units(data.filter((r) => r.agentId === "agt_alpha"), (r) => r.costUsd, 1e10) / 1e10, `${label} agent total cost`);
+      };
+      await check("traces");
+      await ts.store.refreshRollups(new Date());
+      await check("rolled up");
+    } finally {
+      await ts.dispose();
+    }
+  });
+}
+
+for (const kind of enginesUnderTest()) {
+  test(`${kind}: a trace stored again under another agent, model or environment counts once in rolled-up stats, totals and agent metrics`, async (t) => {
+    const ts = await openTestStore(kind, { rollupMarginMs: 0 });
+    try {
+      const hourStart = Math.floor(Date.now() / HOUR) * HOUR - 10 * HOUR;
+      const first = makeTrace({ tenantId: "ten", timestampMs: BigInt(hourStart + 1000), agentId: "agt_old", environment: "old", model: "m-old", costUsd: 2, latencyMs: 10 });
+      const other = makeTrace({ tenantId: "ten", timestampMs: BigInt(hourStart + HOUR + 1000), costUsd: 1, latencyMs: 30 });
+      await ts.store.insert([first, other]);
+      await ts.store.refreshRollups(new Date());
+      // The same trace (tenant, time, id) again, newest copy under other keys; its hour is computed again.
+      const again = create(TraceSchema, { ...first, agentId: "agt_new", environment: "new", model: "m-new", costUsd: 3 });
+      await ts.store.insert([again]);
+      t.true((await ts.store.refreshRollups(new Date())) >= 1);
+
+      const q = { since: new Date(hourStart), until: new Date(hourStart + 5 * HOUR) };
+      for (const groupBy of [undefined, "agent", "model", "environment"] as const) {
+        const s = await ts.store.stats("ten", { ...q, groupBy });
+        t.is(s.summary.totalTraces, 2, `${groupBy ?? "summary"} count`);
+        t.is(s.summary.totalCostUsd, 4, `${groupBy ?? "summary"} cost`);
+        if (groupBy) t.is(s.groups.reduce((a, g) => a + g.traceCount, 0), 2, `${groupBy} groups`);
+      }
+      const byEnv = await ts.store.stats("ten", { ...q, groupBy: "environment" });
+      t.deepEqual((byEnv.groups as EnvironmentGroup[]).map((g) => g.environment).sort(), ["new", "production"]);
+      t.is((await ts.store.listByOffset("ten", { limit: 10, offset: 0, startDate: q.since, endDate: q.until })).total, 2);
+      t.is((await ts.store.listByOffset("ten", { limit: 10, offset: 0, agentId: "agt_old", startDate: q.since, endDate: q.until })).total, 0);
+      const m = await ts.store.agentMetrics("ten", ["agt_old", "agt_new"], new Date());
+      t.is(m.get("agt_old")!.totalRequests, 0);
+      t.is(m.get("agt_new")!.totalRequests, 1);
+      t.is(m.get("agt_new")!.totalCost, 3);
+    } finally {
+      await ts.dispose();
+    }
+  });
+}
