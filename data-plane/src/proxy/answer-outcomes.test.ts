@@ -5,19 +5,12 @@
 // - the completion's PII scan is timed in the pii_scan span on every path (JSON, stream, governed stream);
 // - a tool-only answer is scored non-empty.
 import test from "ava";
-import { createHash } from "node:crypto";
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { Agent as UndiciAgent } from "undici";
 import { create } from "@bufbuild/protobuf";
-import { AgentSchema, ApiKeySchema, PolicyConditionsSchema, PolicySchema, SnapshotSchema, type Policy, type Trace } from "@agentgov/proto";
-import { fromSnapshot, type GovernanceState } from "../state/governance-state.js";
-import { RateLimiter } from "../limits/rate-limiter.js";
-import { BudgetLedger } from "../limits/budget.js";
+import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
 import { detectPii } from "../policy/pii/index.js";
 import { governStream } from "../policy/stream/index.js";
-import { createProxyHandler } from "./handler.js";
+import { callProxy, governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_answer_test_key";
 const AGENT = "agt_01ANSWER0000000000000000000";
@@ -26,93 +19,33 @@ function policy(id: string, action: "block" | "redact" | "log", direction: "inbo
   return create(PolicySchema, { id, name: id, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction, piiTypes: ["email"] }) });
 }
 
-function stateWith(policies: Policy[]): GovernanceState {
-  return fromSnapshot(
-    1n,
-    create(SnapshotSchema, {
-      tenantId: "ten_answer",
-      agents: [create(AgentSchema, { id: AGENT, name: "answer", status: "active", provider: "openai", model: "gpt-4o-mini", environment: "test", budgetLimitDaily: 100, hasBudget: true, piiDetection: true })],
-      keys: [create(ApiKeySchema, { id: "key_01ANSWER000000000000000000", keyHash: createHash("sha256").update(KEY).digest("hex"), scope: "ingest", userId: "usr_answer" })],
-      policies,
-    }),
-  );
-}
-
 interface Answer {
   status?: number;
   headers: Record<string, string>;
   body: Buffer | string;
 }
 
-interface Setup {
-  url: string;
-  traces: Trace[];
-  budget: BudgetLedger;
+interface Setup extends InProcessProxy {
   answer(a: Answer): void;
-  close(): Promise<void>;
 }
 
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-}
-
+/** The real handler (with the stream governor) before an upstream that answers what the test last set. */
 async function setup(policies: Policy[]): Promise<Setup> {
   let next: Answer = { headers: {}, body: "" };
-  const upstream = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
+  const proxy = await startInProcessProxy(
+    governanceState({ tenant: "ten_answer", agent: AGENT, key: KEY }, policies),
+    (_body, res) => {
       res.writeHead(next.status ?? 200, next.headers);
       res.end(next.body);
-    });
-  });
-  const upstreamUrl = await listen(upstream);
-  const traces: Trace[] = [];
-  const budget = new BudgetLedger({ controlPlaneSpend: () => 0 });
-  const dispatcher = new UndiciAgent();
-  const state = stateWith(policies);
-  const handle = createProxyHandler({
-    state: () => state,
-    baseUrls: { openai: upstreamUrl },
-    dispatcher,
-    limiter: new RateLimiter(),
-    budget,
-    emit: (t) => traces.push(t),
-    storeRawPii: false,
-    upstreamTimeoutMs: 5_000,
-    streamGovernor: governStream,
-    onError: () => {},
-  });
-  const sidecar = createServer((req, res) => void handle(req, res));
-  const url = await listen(sidecar);
-  return {
-    url,
-    traces,
-    budget,
-    answer: (a) => (next = a),
-    close: async () => {
-      sidecar.close();
-      upstream.close();
-      await dispatcher.close();
     },
-  };
+    (deps) => {
+      deps.streamGovernor = governStream;
+    },
+  );
+  return { ...proxy, answer: (a) => (next = a) };
 }
 
-function call(url: string, stream = false): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
-  const body = JSON.stringify({ model: "gpt-4o-mini", stream, max_tokens: 100, messages: [{ role: "user", content: "hello" }] });
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}/v1/proxy/openai/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: "Bearer sk-x", "x-service-key": KEY, "x-service-agent": AGENT },
-    });
-    req.on("response", (res) => {
-      const parts: Buffer[] = [];
-      res.on("data", (c: Buffer) => parts.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts) }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+const call = (url: string, stream = false) => callProxy(url, { key: KEY, agent: AGENT }, stream);
 
 async function traceOf(s: Setup, n = 1): Promise<Trace> {
   for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));

@@ -1,0 +1,122 @@
+// For the proxy handler's tests only (never imported by the sidecar): the real handler in one process —
+// governance state from a snapshot, rate limiter, budget ledger, undici — in front of an upstream
+// HTTP server the test writes, and one plain node:http call against it.
+import { createHash } from "node:crypto";
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Agent as UndiciAgent } from "undici";
+import { create } from "@bufbuild/protobuf";
+import { AgentSchema, ApiKeySchema, SnapshotSchema, type Policy, type Trace } from "@agentgov/proto";
+import { fromSnapshot, type GovernanceState } from "../../state/governance-state.js";
+import { RateLimiter } from "../../limits/rate-limiter.js";
+import { BudgetLedger } from "../../limits/budget.js";
+import { createProxyHandler, type ProxyDeps } from "../handler.js";
+
+export function listen(server: Server): Promise<string> {
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+}
+
+/** One tenant, one active openai agent (budgeted, PII detection on), one ingest key, and `policies`. */
+export function governanceState(ids: { tenant: string; agent: string; key: string }, policies: Policy[] = []): GovernanceState {
+  return fromSnapshot(
+    1n,
+    create(SnapshotSchema, {
+      tenantId: ids.tenant,
+      agents: [create(AgentSchema, { id: ids.agent, name: "test", status: "active", provider: "openai", model: "gpt-4o-mini", environment: "test", budgetLimitDaily: 100, hasBudget: true, piiDetection: true })],
+      keys: [create(ApiKeySchema, { id: `key_${ids.agent.slice(4)}`, keyHash: createHash("sha256").update(ids.key).digest("hex"), scope: "ingest", userId: "usr_test" })],
+      policies,
+    }),
+  );
+}
+
+export interface InProcessProxy {
+  url: string;
+  traces: Trace[];
+  /** `where` of every error the handler reported. */
+  errors: string[];
+  budget: BudgetLedger;
+  close(): Promise<void>;
+}
+
+/**
+ * The handler with `state`, forwarding openai calls to an upstream that answers with `upstream(body, res)`
+ * once the request body is in; `adjust` may change the dependencies first (inject a fault, a governor).
+ */
+export async function startInProcessProxy(
+  state: GovernanceState,
+  upstream: (requestBody: Buffer, res: ServerResponse, req: IncomingMessage) => void,
+  adjust: (deps: ProxyDeps) => void = () => {},
+): Promise<InProcessProxy> {
+  const upstreamServer = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (c: Buffer) => parts.push(c));
+    req.on("end", () => upstream(Buffer.concat(parts), res, req));
+  });
+  const upstreamUrl = await listen(upstreamServer);
+  const traces: Trace[] = [];
+  const errors: string[] = [];
+  const budget = new BudgetLedger({ controlPlaneSpend: () => 0 });
+  const dispatcher = new UndiciAgent();
+  const deps: ProxyDeps = {
+    state: () => state,
+    baseUrls: { openai: upstreamUrl },
+    dispatcher,
+    limiter: new RateLimiter(),
+    budget,
+    emit: (t) => traces.push(t),
+    storeRawPii: false,
+    upstreamTimeoutMs: 5_000,
+    onError: (_e, where) => errors.push(where),
+  };
+  adjust(deps);
+  const handle = createProxyHandler(deps);
+  const sidecar = createServer((req, res) => void handle(req, res));
+  const url = await listen(sidecar);
+  return {
+    url,
+    traces,
+    errors,
+    budget,
+    close: async () => {
+      sidecar.close();
+      upstreamServer.close();
+      await dispatcher.close();
+    },
+  };
+}
+
+export interface ProxyAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+  /** The connection was cut before the answer ended (an outcome here, not an exception). */
+  cut: boolean;
+}
+
+/** One OpenAI chat call ("hello") through the proxy at `url` with node:http. */
+export function callProxy(url: string, auth: { key: string; agent: string }, stream = false): Promise<ProxyAnswer> {
+  const body = JSON.stringify({ model: "gpt-4o-mini", stream, max_tokens: 100, messages: [{ role: "user", content: "hello" }] });
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/v1/proxy/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer sk-x", "x-service-key": auth.key, "x-service-agent": auth.agent },
+    });
+    req.on("response", (res) => {
+      const parts: Buffer[] = [];
+      let done = false;
+      const finish = (cut: boolean) => {
+        if (done) return;
+        done = true;
+        const bytes = Buffer.concat(parts);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: bytes, text: bytes.toString("utf8"), cut });
+      };
+      res.on("data", (c: Buffer) => parts.push(c));
+      res.on("end", () => finish(false));
+      res.on("error", () => finish(true));
+      res.on("aborted", () => finish(true));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
