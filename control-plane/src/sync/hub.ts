@@ -7,11 +7,11 @@ import { pruneChanges } from "./change-window.js";
 
 const PRUNE_EVERY_MS = 3600_000;
 /**
- * How long a revocation (key deleted, user deactivated) waits for this replica's Sync streams to have
- * sent it before answering anyway: a healthy stream takes milliseconds; a stuck one must not hold the
+ * How long a REST write (or an identity event that changes a user) waits for this replica's Sync streams to have
+ * sent its change before answering anyway: a healthy stream takes milliseconds; a stuck one must not hold the
  * caller (its sidecar then fails closed on staleness, DESIGN.md §9).
  */
-export const REVOCATION_DELIVERY_WAIT_MS = 2000;
+export const SYNC_DELIVERY_WAIT_MS = 2000;
 
 /** One Sync stream of this replica, as the hub tracks what it has sent (see SyncHub.delivered). */
 export interface StreamTracker {

@@ -114,15 +114,16 @@ function pushUncounted(block: JsonObject, out: string[]): void {
 function parseResponse(json: unknown): ResponseFacts {
   const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
   if (!isObject(json)) return facts;
-  const uncounted: string[] = [];
+  if (isObject(json.usage)) facts.usage = anthropicUsage(json.usage);
+  // Uncounted output is only counted when the provider reported no usage: collected only then.
+  const uncounted: string[] | undefined = facts.usage === undefined ? [] : undefined;
   for (const block of asArray(json.content)) {
     if (!isObject(block)) continue;
     const fact = toolFact(block);
     if (fact) facts.toolCalls.push(fact);
-    pushUncounted(block, uncounted);
+    if (uncounted) pushUncounted(block, uncounted);
   }
-  if (uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
-  if (isObject(json.usage)) facts.usage = anthropicUsage(json.usage);
+  if (uncounted && uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
   const model = asString(json.model);
   if (model !== undefined) facts.model = model;
   const stop = asString(json.stop_reason);

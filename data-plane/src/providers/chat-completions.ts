@@ -146,8 +146,6 @@ export function parseChatResponse(json: unknown): ResponseFacts {
     completionText: joinGroups(chatCompletionGroups(json).map((g) => g.map((s) => s.get()))),
     toolCalls: chatToolCalls(json),
   };
-  const uncounted = chatUncountedText(json);
-  if (uncounted) facts.uncountedOutputText = uncounted;
   if (isObject(json)) {
     const usage = chatUsage(json.usage);
     if (usage) facts.usage = usage;
@@ -157,6 +155,10 @@ export function parseChatResponse(json: unknown): ResponseFacts {
       .map((c) => asString(c.finish_reason))
       .find((f) => f !== undefined);
     if (finish !== undefined) facts.finishReason = finish;
+  }
+  if (facts.usage === undefined) {
+    const uncounted = chatUncountedText(json); // only counted when the provider reported no usage
+    if (uncounted) facts.uncountedOutputText = uncounted;
   }
   if (errorMessage !== undefined) facts.errorMessage = errorMessage;
   return facts;

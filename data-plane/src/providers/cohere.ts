@@ -117,12 +117,14 @@ function parseResponse(json: unknown): ResponseFacts {
       const fact = toolFact(call);
       if (fact) facts.toolCalls.push(fact);
     }
-    const uncounted = uncountedText(json.message);
-    if (uncounted) facts.uncountedOutputText = uncounted;
   } else if (typeof json.message === "string") {
     facts.errorMessage = json.message; // error bodies are {id, message}
   }
   if (isObject(json.usage)) facts.usage = cohereUsage(json.usage);
+  if (facts.usage === undefined && isObject(json.message)) {
+    const uncounted = uncountedText(json.message); // only counted when the provider reported no usage
+    if (uncounted) facts.uncountedOutputText = uncounted;
+  }
   const finish = asString(json.finish_reason);
   if (finish !== undefined) facts.finishReason = finish;
   return facts;

@@ -172,11 +172,14 @@ function parseOne(json: unknown): ResponseFacts {
     completionText: readGroups(json, completionGroups),
     toolCalls: candidates.flatMap(functionCalls),
   };
-  const uncounted: string[] = [];
-  for (const candidate of candidates) pushUncounted(candidate, uncounted);
-  if (uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
+  if (isObject(json) && isObject(json.usageMetadata)) facts.usage = googleUsage(json.usageMetadata);
+  if (facts.usage === undefined) {
+    // only counted when the provider reported no usage: collected only then
+    const uncounted: string[] = [];
+    for (const candidate of candidates) pushUncounted(candidate, uncounted);
+    if (uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
+  }
   if (!isObject(json)) return facts;
-  if (isObject(json.usageMetadata)) facts.usage = googleUsage(json.usageMetadata);
   const model = asString(json.modelVersion);
   if (model !== undefined) facts.model = model;
   const finish = sortedCandidates(json)

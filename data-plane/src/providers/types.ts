@@ -41,6 +41,7 @@ export interface ResponseFacts {
   /**
    * Other output the provider bills but that is not answer text: tool-call arguments, thinking/reasoning
    * text, tool plans. Only counted (locally, when the provider reports no usage); never scanned or shown.
+   * JSON answers set it only when they carry no usage (nothing would read it otherwise).
    */
   uncountedOutputText?: string;
   /**

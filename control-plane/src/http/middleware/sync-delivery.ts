@@ -3,13 +3,13 @@
 // makes it an ordering the caller can rely on: after `DELETE /api/keys/:id` (or pausing an agent, or a
 // new block policy) answers, the caller's next proxy call meets the new state, and after
 // `POST /api/keys` the new key works at the sidecar at once. One indexed query (the tenant's newest
-// change version) plus the wait, bounded by REVOCATION_DELIVERY_WAIT_MS so that a stuck stream never
+// change version) plus the wait, bounded by SYNC_DELIVERY_WAIT_MS so that a stuck stream never
 // holds the answer. Streams of other replicas are woken by NOTIFY and are not waited for.
 import type { Middleware } from "koa";
 import type { Deps } from "../deps.js";
 import type { AppState } from "../state.js";
 import { latestVersion } from "../../stores/postgres/sync-changes.js";
-import { REVOCATION_DELIVERY_WAIT_MS } from "../../sync/hub.js";
+import { SYNC_DELIVERY_WAIT_MS } from "../../sync/hub.js";
 
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -19,6 +19,6 @@ export function awaitSyncDelivery(deps: Deps): Middleware<AppState> {
     const sync = deps.sync;
     const tenantId = ctx.state.principal?.tenantId;
     if (!sync || tenantId === undefined || !WRITES.has(ctx.method) || ctx.status >= 400) return;
-    await sync.delivered(tenantId, await latestVersion(deps.db, tenantId), REVOCATION_DELIVERY_WAIT_MS);
+    await sync.delivered(tenantId, await latestVersion(deps.db, tenantId), SYNC_DELIVERY_WAIT_MS);
   };
 }

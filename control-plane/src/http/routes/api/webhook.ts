@@ -13,7 +13,7 @@ import { assertStorableText, zodDetails } from "../../route.js";
 import { verifySignature, SIGNATURE_TOLERANCE_SECONDS } from "../../../identity/signature.js";
 import { EventEnvelope, IDENTITY_EVENT_TYPES, IdentityEvent, isKnownEventType } from "../../../identity/events.js";
 import { applyIdentityEvent, deliveryKey } from "../../../identity/apply-event.js";
-import { REVOCATION_DELIVERY_WAIT_MS } from "../../../sync/hub.js";
+import { SYNC_DELIVERY_WAIT_MS } from "../../../sync/hub.js";
 
 export const WEBHOOK_PATH = "/api/auth/webhook";
 export const INVALID_SIGNATURE = "Invalid webhook signature";
@@ -83,7 +83,7 @@ export function registerWebhookRoute(router: Router<AppState>, registry: OpenAPI
     }
     const id = (json as { id?: unknown }).id;
     // A deactivation or deletion answers once this replica's sidecars have been sent it (as key deletion).
-    const delivered = (tenantId: string, version: number) => deps.sync?.delivered(tenantId, version, REVOCATION_DELIVERY_WAIT_MS) ?? Promise.resolve();
+    const delivered = (tenantId: string, version: number) => deps.sync?.delivered(tenantId, version, SYNC_DELIVERY_WAIT_MS) ?? Promise.resolve();
     const ack = await applyIdentityEvent(deps.db, envelope.data, parsed, deliveryKey(raw, id), ctx.state.requestId, delivered);
     ctx.status = 200;
     ctx.body = ack;
