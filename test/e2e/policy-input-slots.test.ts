@@ -1,6 +1,6 @@
 // Inbound policies see input text outside plain message text (audit finding 3): Cohere `documents` and
 // tool-result documents, Gemini `functionResponse.response`, Anthropic content documents and search
-// results. An inbound `block` on `ssn` stops each before the provider; an inbound `redact` masks it in
+// results, and the arguments of the model's earlier tool calls sent back in the history (every provider). An inbound `block` on `ssn` stops each before the provider; an inbound `redact` masks it in
 // the forwarded native body and the stored prompt.
 import test from "ava";
 import { startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
@@ -22,7 +22,13 @@ interface Case {
   provider: FakeProviderName;
   /** Adds the SSN somewhere outside the message text of the base request body. */
   place(body: Record<string, unknown>): void;
+  /** Tool-call arguments sent as JSON text: where they are in the forwarded body (they must stay valid JSON). */
+  argumentsText?(forwarded: Record<string, unknown>): string;
 }
+
+type Msgs = { messages: Record<string, unknown>[] };
+const argsOf = (forwarded: Record<string, unknown>, i: number): string =>
+  (((forwarded as Msgs).messages[i]!.tool_calls as { function: { arguments: string } }[])[0]!).function.arguments;
 
 const CASES: Case[] = [
   {
@@ -72,6 +78,58 @@ const CASES: Case[] = [
       ];
     },
   },
+  {
+    name: "openai tool-call arguments in the history",
+    provider: "openai",
+    place: (b) => {
+      (b.messages as unknown[]).push(
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "file", arguments: `{"form":"W-4","ssn":"${SSN}"}` } }] },
+        { role: "tool", tool_call_id: "c1", content: "filed" },
+      );
+    },
+    argumentsText: (f) => argsOf(f, 2),
+  },
+  {
+    name: "mistral tool-call arguments (object) in the history",
+    provider: "mistral",
+    place: (b) => {
+      (b.messages as unknown[]).push(
+        { role: "assistant", content: "", tool_calls: [{ id: "abc123XYZ", function: { name: "file", arguments: { ssn: SSN } } }] },
+        { role: "tool", tool_call_id: "abc123XYZ", name: "file", content: "filed" },
+      );
+    },
+  },
+  {
+    name: "anthropic tool_use input in the history",
+    provider: "anthropic",
+    place: (b) => {
+      (b.messages as unknown[]).push(
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "file", input: { person: { ssn: SSN } } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "filed" }] },
+      );
+    },
+  },
+  {
+    name: "gemini functionCall args in the history",
+    provider: "google",
+    place: (b) => {
+      (b.contents as unknown[]).push(
+        { role: "model", parts: [{ functionCall: { name: "file", args: { ssn: SSN } } }] },
+        { role: "user", parts: [{ functionResponse: { name: "file", response: { ok: true } } }] },
+      );
+    },
+  },
+  {
+    name: "cohere tool-call arguments in the history",
+    provider: "cohere",
+    place: (b) => {
+      (b.messages as unknown[]).push(
+        { role: "assistant", tool_plan: "File it.", tool_calls: [{ id: "c1", type: "function", function: { name: "file", arguments: `{"ssn": "${SSN}"}` } }] },
+        { role: "tool", tool_call_id: "c1", content: [{ type: "document", document: { data: "filed" } }] },
+      );
+    },
+    argumentsText: (f) => argsOf(f, 2),
+  },
 ];
 
 async function call(c: Case, agent: string): Promise<Answer> {
@@ -111,6 +169,10 @@ test.serial("inbound redact on ssn: the forwarded native body and the stored pro
     const forwarded = w.fakes.requests[before]!.body.toString("utf8");
     t.false(forwarded.includes("7891"), c.name);
     t.true(forwarded.includes("[REDACTED:ssn]"), c.name);
+    if (c.argumentsText) {
+      const args = JSON.parse(c.argumentsText(JSON.parse(forwarded) as Record<string, unknown>)) as unknown;
+      t.true(JSON.stringify(args).includes("[REDACTED:ssn]"), `${c.name}: the arguments stay valid JSON, redacted`);
+    }
     const trace = await w.trace(traceIdOf(r));
     t.false(trace.prompt.includes("7891"), c.name);
     t.true(trace.prompt.includes("***********"), c.name);

@@ -33,7 +33,7 @@ test("resolve: spec and native paths map to /v1/messages (query kept); others ar
 });
 
 test("promptText: system blocks first, then every text, tool_result and text document in order", (t) => {
-  const parts = ["System A", "System B", "Plain question", "Let me look.", "result text", "nested result", "document body", "Follow-up"];
+  const parts = ["System A", "System B", "Plain question", "Let me look.", "x", "result text", "nested result", "document body", "Follow-up"]; // "x": the earlier tool_use input
   t.deepEqual(adapter.promptParts(body), parts);
   t.is(adapter.promptText(body), parts.join("\n\n"));
   t.deepEqual(adapter.promptParts({ system: "Just a string", messages: [] }), ["Just a string"]);
@@ -48,7 +48,7 @@ test("mapPromptText: redacted copy, same order, structure and non-text blocks pr
   t.deepEqual(seen, adapter.promptParts(body));
   t.deepEqual(adapter.promptParts(mapped), adapter.promptParts(body).map((s) => `[${s}]`));
   t.deepEqual(mapped.system[1], { type: "text", text: "[System B]", cache_control: { type: "ephemeral" } });
-  t.deepEqual(mapped.messages[1]?.content[1], body.messages[1]?.content[1]);
+  t.deepEqual(mapped.messages[1]?.content[1], { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "[x]" } }, "only the input's string leaves are text");
   t.is(body.messages[0]?.content, "Plain question");
 });
 

@@ -4,7 +4,7 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -22,7 +22,9 @@ const TOOL_BLOCKS = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
  * Text slots of a `system` value or a message `content`: a string, or text blocks, in block order. A
  * block's text comes where the block is: `tool_result` content (string or blocks, so nested documents
  * and search results too), a `document` with `source.type: "text"` (`source.data`) or `"content"`
- * (`source.content`: string or text blocks), a `search_result` (`title`, then its `content` text blocks).
+ * (`source.content`: string or text blocks), a `search_result` (`title`, then its `content` text blocks),
+ * the string leaves of a tool call's `input` (the model's earlier `tool_use` sent back to it). Thinking
+ * blocks are not input text: their signature covers them, so they cannot be rewritten.
  */
 function blockSlots(holder: JsonObject, key: string): TextSlot[] {
   const value = holder[key];
@@ -39,6 +41,8 @@ function blockSlots(holder: JsonObject, key: string): TextSlot[] {
     } else if (block.type === "search_result") {
       if (typeof block.title === "string") slots.push(slot(block, "title"));
       slots.push(...blockSlots(block, "content"));
+    } else if (TOOL_BLOCKS.has(String(block.type)) && isObject(block.input)) {
+      slots.push(...leafSlots(block, "input"));
     }
   }
   return slots;

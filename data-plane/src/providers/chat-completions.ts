@@ -4,7 +4,7 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
 
@@ -21,13 +21,33 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   return slots;
 }
 
-/** Input slots: system/developer messages first, then the others, each in request order. */
+/**
+ * Slots of the tool calls an assistant message of the history carries: each call's `function.arguments`
+ * (JSON text, or an object as Mistral accepts), a custom tool's `input`, and the legacy `function_call`.
+ */
+function toolCallSlots(message: JsonObject): TextSlot[] {
+  const slots: TextSlot[] = [];
+  for (const call of asArray(message.tool_calls)) {
+    if (!isObject(call)) continue;
+    if (isObject(call.function) && call.function.arguments !== undefined) slots.push(...argumentSlots(call.function, "arguments"));
+    if (isObject(call.custom) && typeof call.custom.input === "string") slots.push(slot(call.custom, "input"));
+  }
+  if (isObject(message.function_call) && message.function_call.arguments !== undefined) {
+    slots.push(...argumentSlots(message.function_call, "arguments"));
+  }
+  return slots;
+}
+
+/**
+ * Input slots: system/developer messages first, then the others, each in request order; a message's
+ * content, then the arguments of the tool calls it carries (the model's earlier calls sent back to it).
+ */
 export function chatPromptSlots(body: unknown): TextSlot[] {
   if (!isObject(body)) return [];
   const messages = asArray(body.messages).filter(isObject);
   const system = messages.filter((m) => SYSTEM_ROLES.has(String(m.role)));
   const rest = messages.filter((m) => !SYSTEM_ROLES.has(String(m.role)));
-  return [...system, ...rest].flatMap((m) => contentSlots(m, "content"));
+  return [...system, ...rest].flatMap((m) => [...contentSlots(m, "content"), ...toolCallSlots(m)]);
 }
 
 function sortedChoices(json: unknown): JsonObject[] {

@@ -10,7 +10,7 @@ const body = {
   messages: [
     { role: "user", content: "Hello" },
     { role: "system", content: "System here" },
-    { role: "assistant", tool_plan: "I will look it up.", tool_calls: [{ id: "lookup_1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+    { role: "assistant", tool_plan: "I will look it up.", tool_calls: [{ id: "lookup_1", type: "function", function: { name: "lookup", arguments: "{\"City\":\"Paris\"}" } }] },
     { role: "tool", tool_call_id: "lookup_1", content: [{ type: "document", document: { data: "{\"a\":1}" } }, { type: "text", text: "tool text" }] },
     { role: "user", content: [{ type: "text", text: "Thanks" }] },
   ],
@@ -23,10 +23,11 @@ test("resolve: /chat/completions and /v2/chat; the v1 chat API and other paths a
   t.is(adapter.resolve("/v2/embed", "", {}), null);
 });
 
-test("promptText / mapPromptText: system first, string and text items, tool-result document data", (t) => {
-  t.deepEqual(adapter.promptParts(body), ["System here", "Hello", "{\"a\":1}", "tool text", "Thanks"]);
+test("promptText / mapPromptText: system first, string and text items, tool plan and call arguments of the history, tool-result document data", (t) => {
+  t.deepEqual(adapter.promptParts(body), ["System here", "Hello", "I will look it up.", "Paris", "{\"a\":1}", "tool text", "Thanks"]);
   const mapped = adapter.mapPromptText(body, (s) => s.toLowerCase()) as typeof body;
-  t.deepEqual(adapter.promptParts(mapped), ["system here", "hello", "{\"a\":1}", "tool text", "thanks"]);
+  t.deepEqual(adapter.promptParts(mapped), ["system here", "hello", "i will look it up.", "paris", "{\"a\":1}", "tool text", "thanks"]);
+  t.is(mapped.messages[2]?.tool_calls?.[0]?.function.arguments, '{"City":"paris"}', "keys are not text");
   t.deepEqual(mapped.messages[3]?.content?.[0], body.messages[3]?.content?.[0]);
 });
 

@@ -4,7 +4,7 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -35,17 +35,27 @@ function documentSlots(container: JsonObject | unknown[], key: string | number):
   return isObject(doc) ? leafSlots(doc, "data") : [];
 }
 
-/** Input message content: a string, or items in order: {type:"text"} text and {type:"document"} data (tool results). */
+/**
+ * Input message content: a string, or items in order: {type:"text"} text and {type:"document"} data (tool
+ * results); then, for an assistant message of the history, its `tool_plan` and its tool calls' arguments.
+ */
 function messageSlots(message: JsonObject): TextSlot[] {
   const content = message.content;
-  if (typeof content === "string") return [slot(message, "content")];
-  return asArray(content)
-    .filter(isObject)
-    .flatMap((part) => {
-      if (part.type === "text" && typeof part.text === "string") return [slot(part, "text")];
-      if (part.type === "document") return documentSlots(part, "document");
-      return [];
-    });
+  const slots: TextSlot[] =
+    typeof content === "string"
+      ? [slot(message, "content")]
+      : asArray(content)
+          .filter(isObject)
+          .flatMap((part) => {
+            if (part.type === "text" && typeof part.text === "string") return [slot(part, "text")];
+            if (part.type === "document") return documentSlots(part, "document");
+            return [];
+          });
+  if (typeof message.tool_plan === "string") slots.push(slot(message, "tool_plan"));
+  for (const call of asArray(message.tool_calls)) {
+    if (isObject(call) && isObject(call.function) && call.function.arguments !== undefined) slots.push(...argumentSlots(call.function, "arguments"));
+  }
+  return slots;
 }
 
 /**

@@ -59,7 +59,7 @@ test("mapPromptText: copy with text parts mapped, other parts untouched", (t) =>
   t.is(contents[0]?.parts[0]?.text, "Question one");
 });
 
-test("promptParts / mapPromptText: string leaves of functionResponse.response, in part order and key order", (t) => {
+test("promptParts / mapPromptText: string leaves of functionCall.args and functionResponse.response, in part order and key order", (t) => {
   const body = {
     contents: [
       { role: "user", parts: [{ text: "Look it up" }] },
@@ -76,7 +76,7 @@ test("promptParts / mapPromptText: string leaves of functionResponse.response, i
     ],
   };
   const original = structuredClone(body);
-  const parts = ["Look it up", "Jo", "on file", "two", "deep", "second", "And then?"];
+  const parts = ["Look it up", "jo", "Jo", "on file", "two", "deep", "second", "And then?"];
   t.deepEqual(adapter.promptParts(body), parts);
   const seen: string[] = [];
   const mapped = adapter.mapPromptText(body, (s) => {
@@ -86,7 +86,7 @@ test("promptParts / mapPromptText: string leaves of functionResponse.response, i
   t.deepEqual(seen, parts);
   t.deepEqual(adapter.promptParts(mapped), parts.map((s) => s.toUpperCase()));
   t.deepEqual(mapped.contents[2]?.parts[0], { functionResponse: { id: "call-1", name: "lookup", response: { name: "JO", record: { ssn: "ON FILE", scores: [1, "TWO", { note: "DEEP" }] }, ok: true } } }, "keys, id and name untouched");
-  t.deepEqual(mapped.contents[1], body.contents[1], "functionCall args are output, not input text");
+  t.deepEqual(mapped.contents[1], { role: "model", parts: [{ functionCall: { name: "lookup", args: { q: "JO" } } }] }, "the earlier call's args are input text; its name is not");
   t.deepEqual(body, original, "the original is untouched");
 });
 

@@ -75,8 +75,9 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
 }
 
 /**
- * Input text of a Content ({parts:[…]}), part by part: `text`, and the string leaves of a
- * `functionResponse.response` (walked in key order, depth first); a bare string is accepted as well.
+ * Input text of a Content ({parts:[…]}), part by part: `text`, the string leaves of a `functionCall.args`
+ * (the model's earlier call sent back to it) and of a `functionResponse.response` (walked in key order,
+ * depth first); a bare string is accepted as well.
  */
 function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   const content = holder[key];
@@ -86,6 +87,7 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
     .filter(isObject)
     .flatMap((part) => [
       ...(typeof part.text === "string" ? [slot(part, "text")] : []),
+      ...(isObject(part.functionCall) ? leafSlots(part.functionCall, "args") : []),
       ...(isObject(part.functionResponse) ? leafSlots(part.functionResponse, "response") : []),
     ]);
 }

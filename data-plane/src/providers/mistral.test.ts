@@ -10,7 +10,7 @@ const body = {
   messages: [
     { role: "user", content: [{ type: "text", text: "Describe" }, { type: "image_url", image_url: "https://example.com/a.png" }] },
     { role: "system", content: "System prompt" },
-    { role: "assistant", content: "", tool_calls: [{ id: "abc123XYZ", function: { name: "f", arguments: "{}" } }] },
+    { role: "assistant", content: "", tool_calls: [{ id: "abc123XYZ", function: { name: "f", arguments: { greeting: "hi there", n: 1 } } }] },
     { role: "tool", tool_call_id: "abc123XYZ", name: "f", content: "tool says hi" },
   ],
 };
@@ -23,9 +23,10 @@ test("resolve: /chat/completions and /v1/chat/completions; nothing else", (t) =>
 });
 
 test("promptText and mapPromptText over string and chunk-array contents, system first", (t) => {
-  t.deepEqual(adapter.promptParts(body), ["System prompt", "Describe", "tool says hi"]); // the empty assistant content is no part
+  t.deepEqual(adapter.promptParts(body), ["System prompt", "Describe", "hi there", "tool says hi"]); // the empty assistant content is no part; object arguments are walked
   const mapped = adapter.mapPromptText(body, (s) => s.replace(/hi/g, "**")) as typeof body;
-  t.deepEqual(adapter.promptParts(mapped), ["System prompt", "Describe", "tool says **"]);
+  t.deepEqual(adapter.promptParts(mapped), ["System prompt", "Describe", "** there", "tool says **"]);
+  t.deepEqual(mapped.messages[2]?.tool_calls?.[0]?.function.arguments, { greeting: "** there", n: 1 });
   t.deepEqual(mapped.messages[0]?.content, [{ type: "text", text: "Describe" }, { type: "image_url", image_url: "https://example.com/a.png" }]);
 });
 

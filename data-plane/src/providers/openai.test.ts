@@ -11,7 +11,7 @@ const body = {
     { role: "user", content: "First question" },
     { role: "system", content: "System rules" },
     { role: "developer", content: [{ type: "text", text: "Dev note" }] },
-    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "lookup", arguments: "{\"city\": \"Paris\", \"n\": 2}" } }] },
     { role: "tool", tool_call_id: "c1", content: "tool output 42" },
     { role: "user", content: [{ type: "text", text: "Part A" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "Part B" }] },
   ],
@@ -27,7 +27,7 @@ test("resolve: spec path and native path map to /v1/chat/completions; other path
 });
 
 test("promptText: system and developer messages first, then the rest in order; only text parts", (t) => {
-  const parts = ["System rules", "Dev note", "First question", "tool output 42", "Part A", "Part B"];
+  const parts = ["System rules", "Dev note", "First question", "Paris", "tool output 42", "Part A", "Part B"]; // "Paris": the string leaf of an earlier tool call's arguments
   t.deepEqual(adapter.promptParts(body), parts);
   t.is(adapter.promptText(body), parts.join("\n\n"));
   t.is(adapter.promptText({}), "");
@@ -45,7 +45,8 @@ test("mapPromptText: fn once per part in promptParts order, a redacted copy, the
   t.is(body.messages[0]?.content, "First question");
   const m = mapped as typeof body;
   t.deepEqual(m.messages[5]?.content, [{ type: "text", text: "PART A" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "PART B" }]);
-  t.deepEqual(m.messages[3], body.messages[3]);
+  t.is(m.messages[3]?.tool_calls?.[0]?.function.arguments, '{"city":"PARIS","n":2}', "changed arguments are written back as JSON");
+  t.is((adapter.mapPromptText(body, (s) => s) as typeof body).messages[3]?.tool_calls?.[0]?.function.arguments, body.messages[3]?.tool_calls?.[0]?.function.arguments, "unchanged arguments keep their bytes");
 });
 
 test("parseResponse and mapCompletionText over choices (content and refusal)", (t) => {

@@ -76,3 +76,32 @@ export function leafSlots(container: JsonObject | unknown[], key: string | numbe
   }
   return slots;
 }
+
+/**
+ * Slots of a tool call's arguments as the conversation history sends them back to the model. An object
+ * (Anthropic `tool_use.input`, Gemini `functionCall.args`, Mistral) is walked like leafSlots. JSON text
+ * (OpenAI, Mistral and Cohere `function.arguments`) is parsed and its string leaves are the slots; setting
+ * a leaf to a new value writes the arguments back as JSON text, so a redaction keeps them valid JSON (a
+ * redaction of the raw text could cut an escape sequence), and the text is left as sent while nothing in
+ * it changes. Text that is not JSON is one slot, as sent.
+ */
+export function argumentSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
+  const holder = container as Record<string | number, unknown>;
+  const value = holder[key];
+  if (typeof value !== "string") return leafSlots(container, key);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return [slot(container, key)];
+  }
+  const box: JsonObject = { value: parsed };
+  return leafSlots(box, "value").map((leaf) => ({
+    get: leaf.get,
+    set: (text: string) => {
+      if (text === leaf.get()) return;
+      leaf.set(text);
+      holder[key] = JSON.stringify(box.value);
+    },
+  }));
+}
