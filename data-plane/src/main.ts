@@ -22,6 +22,7 @@ import { restoreSpendFromSpool, withAckHook } from "./limits/spool-spend.js";
 import { createProxyHandler } from "./proxy/handler.js";
 import { answerClientError } from "./proxy/client-error.js";
 import { governStream } from "./policy/stream/index.js";
+import { RedactedThinkingStore } from "./policy/thinking/index.js";
 import { closeHttpServer, createServiceLogger, createSidecarOps, otlpConfigFromEnv, type SidecarOps } from "./observability/index.js";
 
 export interface Sidecar {
@@ -114,6 +115,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     sseKeepAliveMs: config.SSE_KEEPALIVE_MS,
     streamGovernor: governStream,
+    redactedThinking: new RedactedThinkingStore(),
     onError: (e, where) => log.error({ err: String(e), where }, "proxy error"),
   });
 

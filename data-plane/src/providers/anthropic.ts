@@ -1,6 +1,6 @@
 // Anthropic adapter: POST /v1/messages, x-api-key (or Bearer) auth, SSE with `event:` names
 // (message_start, content_block_*, message_delta, message_stop, ping, error).
-import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, cloneJson, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
@@ -66,6 +66,57 @@ function completionGroups(json: unknown): TextSlot[][] {
     .map((b) => [slot(b, "text")]);
 }
 
+/** One group per thinking block of the answer, in order (redacted_thinking blocks are opaque data). */
+function reasoningGroups(json: unknown): TextSlot[][] {
+  if (!isObject(json)) return [];
+  return asArray(json.content)
+    .filter(isObject)
+    .filter((b) => b.type === "thinking" && typeof b.thinking === "string")
+    .map((b) => [slot(b, "thinking")]);
+}
+
+/** The thinking blocks of an answer (or of a message's content sent back) with their signatures, in order. */
+function signedThinking(content: unknown): JsonObject[] {
+  return asArray(content).filter(isObject).filter((b) => b.type === "thinking" && typeof b.thinking === "string" && typeof b.signature === "string");
+}
+
+/**
+ * The thinking blocks whose text an outbound redaction changed (`redacted` is `original` mapped by
+ * mapReasoningText), each with its signature: what the client got and what the provider signed.
+ */
+function changedThinking(original: unknown, redacted: unknown): { signature: string; original: string; redacted: string }[] {
+  if (!isObject(original) || !isObject(redacted)) return [];
+  const before = signedThinking(original.content);
+  const after = signedThinking(redacted.content);
+  const out: { signature: string; original: string; redacted: string }[] = [];
+  before.forEach((b, i) => {
+    const a = after[i];
+    if (a && a.signature === b.signature && a.thinking !== b.thinking) out.push({ signature: b.signature as string, original: b.thinking as string, redacted: a.thinking as string });
+  });
+  return out;
+}
+
+/**
+ * A copy of a request body whose assistant thinking blocks get back the text their signature covers,
+ * where `original(signature, text)` knows it (a block the sidecar redacted on its way to the client);
+ * undefined when no block changed, so the body is forwarded as received.
+ */
+function restoreThinking(body: unknown, original: (signature: string, text: string) => string | undefined): unknown {
+  if (!isObject(body)) return undefined;
+  let copy: JsonObject | undefined;
+  asArray(body.messages).forEach((message, m) => {
+    if (!isObject(message) || message.role !== "assistant") return;
+    asArray(message.content).forEach((block, b) => {
+      if (!isObject(block) || block.type !== "thinking" || typeof block.signature !== "string" || typeof block.thinking !== "string") return;
+      const text = original(block.signature, block.thinking);
+      if (text === undefined) return;
+      copy ??= cloneJson(body) as JsonObject;
+      ((copy.messages as JsonObject[])[m]!.content as JsonObject[])[b]!.thinking = text;
+    });
+  });
+  return copy;
+}
+
 /**
  * input_tokens EXCLUDES cache reads and cache writes, so Usage.inputTokens = input_tokens +
  * cache_read_input_tokens + cache_creation_input_tokens. 1-hour cache writes are reported in
@@ -128,6 +179,8 @@ function parseResponse(json: unknown): ResponseFacts {
     if (uncounted) pushUncounted(block, uncounted);
   }
   if (uncounted && uncounted.length > 0) facts.uncountedOutputText = uncounted.join("");
+  const reasoning = readGroups(json, reasoningGroups);
+  if (reasoning) facts.reasoningText = reasoning;
   const model = asString(json.model);
   if (model !== undefined) facts.model = model;
   const stop = asString(json.stop_reason);
@@ -148,6 +201,8 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
 class AnthropicObserver implements StreamObserver {
   private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
   private readonly texts = new Map<number, string>();
+  /** Thinking block text by block index (reasoningText). */
+  private readonly thinking = new Map<number, string>();
   private readonly tools = new Map<number, ToolCallFact>();
   /** Thinking text and tool input JSON fragments, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
@@ -169,6 +224,8 @@ class AnthropicObserver implements StreamObserver {
       completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
     };
+    const reasoning = joinGroups(order(this.thinking).map((i) => [this.thinking.get(i) ?? ""]));
+    if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usageRaw && this.usageFinal) facts.usage = anthropicUsage(this.usageRaw);
     else if (this.usageRaw) {
@@ -198,6 +255,7 @@ class AnthropicObserver implements StreamObserver {
       case "content_block_start": {
         const block = isObject(payload.content_block) ? payload.content_block : {};
         if (block.type === "text") this.texts.set(index, asString(block.text) ?? "");
+        if (block.type === "thinking") this.thinking.set(index, asString(block.thinking) ?? "");
         const fact = toolFact(block);
         if (fact) this.tools.set(index, fact);
         pushUncounted(block, this.uncounted);
@@ -211,6 +269,7 @@ class AnthropicObserver implements StreamObserver {
           this.uncounted.push(delta.partial_json);
         } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string" && delta.thinking) {
           this.uncounted.push(delta.thinking);
+          this.thinking.set(index, (this.thinking.get(index) ?? "") + delta.thinking);
         }
         break;
       }
@@ -247,6 +306,9 @@ export const anthropicAdapter: ProviderAdapter = {
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
+  mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
+  changedSignedReasoning: changedThinking,
+  restoreSignedReasoning: restoreThinking,
   streamObserver: () => new AnthropicObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     const payload = { type: "error", error: { type: code, message, ...(options?.details ?? {}) } };

@@ -74,6 +74,22 @@ export function chatCompletionGroups(json: unknown): TextSlot[][] {
   return groups;
 }
 
+/** Slots of a content array's thinking chunks (Mistral reasoning models): a string `thinking`, or its text parts. */
+function thinkingSlots(content: unknown): TextSlot[] {
+  const slots: TextSlot[] = [];
+  for (const part of asArray(content)) {
+    if (!isObject(part) || part.type !== "thinking") continue;
+    if (typeof part.thinking === "string") slots.push(slot(part, "thinking"));
+    else for (const t of asArray(part.thinking)) if (isObject(t) && typeof t.text === "string") slots.push(slot(t, "text"));
+  }
+  return slots;
+}
+
+/** Reasoning groups: for each choice (by index) the text of its thinking chunks, concatenated. */
+export function chatReasoningGroups(json: unknown): TextSlot[][] {
+  return sortedChoices(json).map((choice) => (isObject(choice.message) ? thinkingSlots(choice.message.content) : []));
+}
+
 export function chatUsage(raw: unknown): Usage | undefined {
   if (!isObject(raw)) return undefined;
   const details = isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {};
@@ -166,6 +182,8 @@ export function parseChatResponse(json: unknown): ResponseFacts {
     completionText: joinGroups(chatCompletionGroups(json).map((g) => g.map((s) => s.get()))),
     toolCalls: chatToolCalls(json),
   };
+  const reasoning = joinGroups(chatReasoningGroups(json).map((g) => g.map((s) => s.get())));
+  if (reasoning) facts.reasoningText = reasoning;
   if (isObject(json)) {
     const usage = chatUsage(json.usage);
     if (usage) facts.usage = usage;
@@ -216,6 +234,8 @@ export class ChatCompletionsObserver implements StreamObserver {
   private readonly parser: SseParser;
   private readonly contents = new Map<number, string>();
   private readonly refusals = new Map<number, string>();
+  /** Thinking-chunk text by choice index (reasoningText). */
+  private readonly thinking = new Map<number, string>();
   private readonly tools: ToolSlot[] = [];
   /** Tool-call argument fragments and thinking text, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
@@ -247,6 +267,8 @@ export class ChatCompletionsObserver implements StreamObserver {
       .sort((a, b) => a.choice - b.choice || a.order - b.order)
       .map((t) => (t.id === undefined ? { name: t.name as string } : { name: t.name as string, id: t.id }));
     const facts: ResponseFacts = { completionText: joinGroups(groups), toolCalls };
+    const reasoning = joinGroups([...this.thinking.keys()].sort((a, b) => a - b).map((i) => [this.thinking.get(i) ?? ""]));
+    if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
@@ -282,7 +304,14 @@ export class ChatCompletionsObserver implements StreamObserver {
       const text = deltaText(delta.content);
       if (text) this.contents.set(choice, (this.contents.get(choice) ?? "") + text);
       else if (!this.contents.has(choice)) this.contents.set(choice, "");
-      if (Array.isArray(delta.content)) pushThinking(delta.content, this.uncounted);
+      if (Array.isArray(delta.content)) {
+        const thinking: string[] = [];
+        pushThinking(delta.content, thinking);
+        if (thinking.length > 0) {
+          this.uncounted.push(...thinking);
+          this.thinking.set(choice, (this.thinking.get(choice) ?? "") + thinking.join(""));
+        }
+      }
       if (typeof delta.refusal === "string" && delta.refusal) {
         this.refusals.set(choice, (this.refusals.get(choice) ?? "") + delta.refusal);
       }

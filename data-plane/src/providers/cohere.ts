@@ -77,6 +77,18 @@ function completionGroups(json: unknown): TextSlot[][] {
   return contentSlots(json.message, "content").map((s) => [s]);
 }
 
+/** Reasoning groups: each thinking item of message.content (reasoning models), then the tool_plan. */
+function reasoningGroups(json: unknown): TextSlot[][] {
+  if (!isObject(json) || !isObject(json.message)) return [];
+  const message = json.message;
+  const groups = asArray(message.content)
+    .filter(isObject)
+    .filter((item) => item.type === "thinking" && typeof item.thinking === "string")
+    .map((item) => [slot(item, "thinking")]);
+  if (typeof message.tool_plan === "string") groups.push([slot(message, "tool_plan")]);
+  return groups;
+}
+
 /**
  * Cohere reports billed_units (what is charged) and tokens (raw, including Cohere's own system
  * preamble). Usage uses billed_units, falling back to tokens; cached_tokens is the prompt-cache hit count.
@@ -122,6 +134,8 @@ function uncountedText(message: JsonObject): string {
 function parseResponse(json: unknown): ResponseFacts {
   const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
   if (!isObject(json)) return facts;
+  const reasoning = readGroups(json, reasoningGroups);
+  if (reasoning) facts.reasoningText = reasoning;
   if (isObject(json.message)) {
     for (const call of asArray(json.message.tool_calls)) {
       const fact = toolFact(call);
@@ -156,6 +170,9 @@ function deltaMessage(payload: JsonObject): JsonObject {
 class CohereObserver implements StreamObserver {
   private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
   private readonly texts = new Map<number, string>();
+  /** Thinking text by content index, then the tool plan (reasoningText). */
+  private readonly thinking = new Map<number, string>();
+  private plan = "";
   private readonly tools = new Map<number, ToolCallFact>();
   /** Thinking text, tool-plan and tool-call argument fragments, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
@@ -174,6 +191,8 @@ class CohereObserver implements StreamObserver {
       completionText: joinGroups(order(this.texts).map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: order(this.tools).map((i) => this.tools.get(i) as ToolCallFact),
     };
+    const reasoning = joinGroups([...order(this.thinking).map((i) => [this.thinking.get(i) ?? ""]), [this.plan]]);
+    if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
@@ -192,12 +211,18 @@ class CohereObserver implements StreamObserver {
         const content = deltaMessage(payload).content;
         const text = isObject(content) ? asString(content.text) : undefined;
         this.texts.set(index, (this.texts.get(index) ?? "") + (text ?? ""));
-        if (isObject(content) && typeof content.thinking === "string" && content.thinking) this.uncounted.push(content.thinking);
+        if (isObject(content) && typeof content.thinking === "string" && content.thinking) {
+          this.uncounted.push(content.thinking);
+          this.thinking.set(index, (this.thinking.get(index) ?? "") + content.thinking);
+        }
         break;
       }
       case "tool-plan-delta": {
         const plan = deltaMessage(payload).tool_plan;
-        if (typeof plan === "string" && plan) this.uncounted.push(plan);
+        if (typeof plan === "string" && plan) {
+          this.uncounted.push(plan);
+          this.plan += plan;
+        }
         break;
       }
       case "tool-call-start": {
@@ -236,6 +261,7 @@ export const cohereAdapter: ProviderAdapter = {
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
+  mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
   streamObserver: () => new CohereObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // Cohere v2 has no error event: a stream that fails ends with message-end, finish_reason ERROR and delta.error.

@@ -123,6 +123,17 @@ function completionGroups(json: unknown): TextSlot[][] {
   });
 }
 
+/** One group per candidate: its thought parts' text (the reasoning summary), concatenated. */
+function reasoningGroups(json: unknown): TextSlot[][] {
+  return sortedCandidates(json).map((candidate) => {
+    const content = isObject(candidate.content) ? candidate.content : {};
+    return asArray(content.parts)
+      .filter(isObject)
+      .filter((part) => typeof part.text === "string" && part.thought === true)
+      .map((part) => slot(part, "text"));
+  });
+}
+
 /**
  * promptTokenCount INCLUDES cachedContentTokenCount; toolUsePromptTokenCount (tool results fed back
  * by the API) is billed as input; thoughtsTokenCount is billed as output next to candidatesTokenCount.
@@ -174,6 +185,8 @@ function parseOne(json: unknown): ResponseFacts {
     completionText: readGroups(json, completionGroups),
     toolCalls: candidates.flatMap(functionCalls),
   };
+  const reasoning = readGroups(json, reasoningGroups);
+  if (reasoning) facts.reasoningText = reasoning;
   if (isObject(json) && isObject(json.usageMetadata)) facts.usage = googleUsage(json.usageMetadata);
   if (facts.usage === undefined) {
     // only counted when the provider reported no usage: collected only then
@@ -199,6 +212,8 @@ class GoogleObserver implements StreamObserver {
   private readonly sse = new SseParser({ onEvent: (e) => this.onChunk(e.data) });
   private readonly array = new JsonArrayStream((text) => this.onChunk(text));
   private readonly texts = new Map<number, string>();
+  /** Thought-part text by candidate index (reasoningText). */
+  private readonly thoughts = new Map<number, string>();
   private readonly tools: ToolCallFact[] = [];
   /** Thought text and functionCall args JSON, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
@@ -230,6 +245,8 @@ class GoogleObserver implements StreamObserver {
       completionText: joinGroups(indices.map((i) => [this.texts.get(i) ?? ""])),
       toolCalls: this.tools,
     };
+    const reasoning = joinGroups([...this.thoughts.keys()].sort((a, b) => a - b).map((i) => [this.thoughts.get(i) ?? ""]));
+    if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
@@ -259,10 +276,14 @@ class GoogleObserver implements StreamObserver {
       const index = hasNumber(raw.index) ? raw.index : position;
       const content = isObject(raw.content) ? raw.content : {};
       let text = this.texts.get(index) ?? "";
+      let thought = this.thoughts.get(index);
       for (const part of asArray(content.parts)) {
-        if (isObject(part) && typeof part.text === "string" && part.thought !== true) text += part.text;
+        if (!isObject(part) || typeof part.text !== "string") continue;
+        if (part.thought === true) thought = (thought ?? "") + part.text;
+        else text += part.text;
       }
       this.texts.set(index, text);
+      if (thought !== undefined) this.thoughts.set(index, thought);
       this.tools.push(...functionCalls(raw));
       pushUncounted(raw, this.uncounted);
       // Per candidate index, the lowest index wins (candidates finish in any order; JSON reports the first by index).
@@ -295,6 +316,8 @@ export const googleAdapter: ProviderAdapter = {
   parseResponse,
   mapCompletionText: (json, fn) =>
     Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(completionGroups), fn) : mapGroups(json, completionGroups, fn),
+  mapReasoningText: (json, fn) =>
+    Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(reasoningGroups), fn) : mapGroups(json, reasoningGroups, fn),
   streamObserver: () => new GoogleObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     const status = options?.status ?? 403;

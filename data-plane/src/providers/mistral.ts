@@ -4,6 +4,7 @@ import {
   chatCompletionGroups,
   chatInputExtrasText,
   chatPromptSlots,
+  chatReasoningGroups,
   parseChatResponse,
   resolveChatCompletions,
 } from "./chat-completions.js";
@@ -26,6 +27,7 @@ export const mistralAdapter: ProviderAdapter = {
   mapPromptText: (body, fn) => mapSlots(body, chatPromptSlots, fn),
   parseResponse: parseChatResponse,
   mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
+  mapReasoningText: (json, fn) => mapGroups(json, chatReasoningGroups, fn),
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // Mistral's own error object shape; the SDK's stream parser rejects it (no chunk id) and surfaces an error.

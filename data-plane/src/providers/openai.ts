@@ -4,6 +4,7 @@ import {
   chatCompletionGroups,
   chatInputExtrasText,
   chatPromptSlots,
+  chatReasoningGroups,
   parseChatResponse,
   resolveChatCompletions,
 } from "./chat-completions.js";
@@ -26,6 +27,7 @@ export const openaiAdapter: ProviderAdapter = {
   mapPromptText: (body, fn) => mapSlots(body, chatPromptSlots, fn),
   parseResponse: parseChatResponse,
   mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
+  mapReasoningText: (json, fn) => mapGroups(json, chatReasoningGroups, fn),
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // The openai SDK throws APIError for any data chunk carrying an `error` object.

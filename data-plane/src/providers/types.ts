@@ -39,6 +39,13 @@ export interface ResponseFacts {
   /** Output text: the text parts of the answer, see each adapter for how parts are joined. */
   completionText: string;
   /**
+   * Reasoning the model shows beside its answer: Anthropic `thinking` blocks, Gemini `thought` parts,
+   * Mistral `thinking` chunks, Cohere `tool_plan`; groups joined by "\n\n" as completionText's are. Not
+   * answer text (not the trace's completion, not scored), but outbound policies judge and redact it like
+   * the answer (policy/thinking: governedOutputText). Absent when there is none.
+   */
+  reasoningText?: string;
+  /**
    * Other output the provider bills but that is not answer text: tool-call arguments, thinking/reasoning
    * text, tool plans. Only counted (locally, when the provider reports no usage); never scanned or shown.
    * JSON answers set it only when they carry no usage (nothing would read it otherwise).
@@ -115,6 +122,21 @@ export interface ProviderAdapter {
   parseResponse(json: unknown): ResponseFacts;
   /** A deep copy of a JSON answer with fn applied to every output text part (outbound redaction). */
   mapCompletionText(json: unknown, fn: (text: string) => string): unknown;
+  /**
+   * A deep copy of a JSON answer with fn applied to every reasoning part (ResponseFacts.reasoningText's
+   * parts, in order): outbound redaction of thinking, thought parts and tool plans.
+   */
+  mapReasoningText(json: unknown, fn: (text: string) => string): unknown;
+  /**
+   * Signed reasoning (Anthropic thinking blocks, whose signature covers their text): the blocks whose
+   * text differs between an answer and its redacted copy, so the originals can be kept for restoreSignedReasoning.
+   */
+  changedSignedReasoning?(original: unknown, redacted: unknown): { signature: string; original: string; redacted: string }[];
+  /**
+   * A copy of a request body whose signed reasoning sent back by the client gets its original text where
+   * `original(signature, text)` knows it; undefined when nothing changed.
+   */
+  restoreSignedReasoning?(body: unknown, original: (signature: string, text: string) => string | undefined): unknown;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

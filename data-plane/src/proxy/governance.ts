@@ -7,6 +7,7 @@ import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../policy/pii/index.js";
 import { evaluatePhase, redactSpans, applyRedaction, partRedactor } from "../policy/engine/evaluate.js";
 import { applicablePolicies } from "../policy/engine/applicable.js";
+import type { RedactedThinkingStore } from "../policy/thinking/index.js";
 import type { ProviderAdapter } from "../providers/index.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { TraceDraft } from "../trace/builder.js";
@@ -33,9 +34,29 @@ export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors:
   return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned));
 }
 
-/** The answer with outbound redactions applied to each completion part (a copy). */
-export function redactCompletion(adapter: ProviderAdapter, json: unknown, redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): unknown {
-  return adapter.mapCompletionText(json, redactor(redactors, piiOn, scanned));
+/**
+ * The answer with outbound redactions applied to each completion part, then to each reasoning part when
+ * it has any (a copy). `scanned.text` is governedOutputText (completion, then reasoning), so one
+ * redactor walks both in that order. Signed reasoning (Anthropic thinking) that changed is remembered
+ * in `thinking` with its original, for the client's next turn.
+ */
+export function redactAnswer(
+  adapter: ProviderAdapter,
+  json: unknown,
+  redactors: readonly Policy[],
+  piiOn: boolean,
+  scanned: ScannedText | undefined,
+  hasReasoning: boolean,
+  thinking?: RedactedThinkingStore,
+): unknown {
+  const redact = redactor(redactors, piiOn, scanned);
+  const answer = adapter.mapCompletionText(json, redact);
+  if (!hasReasoning) return answer;
+  const out = adapter.mapReasoningText(answer, redact);
+  if (thinking && adapter.changedSignedReasoning) {
+    for (const c of adapter.changedSignedReasoning(json, out)) thinking.remember(c.signature, c.redacted, c.original);
+  }
+  return out;
 }
 
 /**

@@ -27,7 +27,8 @@ import { admit, firstHeader, type Admission } from "./admission.js";
 import type { Price } from "../pricing/index.js";
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
-import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactCompletion, redactPrompt } from "./governance.js";
+import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
+import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
 import { isAbort, isConnectTimeout, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
@@ -55,6 +56,8 @@ export interface ProxyDeps {
   sseKeepAliveMs?: number;
   /** Outbound governance inside streamed answers; absent = streams are passed through as they come. */
   streamGovernor?: StreamGovernorFactory;
+  /** Originals of redacted Anthropic thinking blocks, restored when the client sends them back; absent = not kept. */
+  redactedThinking?: RedactedThinkingStore;
   onError(e: unknown, where: string): void;
 }
 
@@ -239,9 +242,14 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
       }
 
-      // 6. What is forwarded: the bytes as received, unless a redaction or the Google spec path changed the body.
+      // 6. What is forwarded: the bytes as received, unless a redaction, the Google spec path or a restored
+      // thinking block (one the sidecar redacted for the client: its signature covers the original) changed the body.
       let changed = target.body;
       if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
+      const thinking = deps.redactedThinking;
+      if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
+        changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(signature, text)) ?? changed;
+      }
       const forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
 
       // 7. Forward. A client that goes away aborts the upstream call; the trace is still recorded.
@@ -334,7 +342,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           res,
           body: encoding ? decodeStream(upstream.body, encoding) : upstream.body,
           observer,
-          governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType }),
+          governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType, redactedThinking: deps.redactedThinking }),
           sse: isSse,
           keepAlive: isSse ? (adapter.name === "google" ? keepAliveCrlf : keepAliveLf) : undefined,
           clientGone: () => clientGone,
@@ -412,7 +420,9 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
         let outBody = raw;
         if (status < 300 && json !== undefined) {
-          const outbound = outboundPhase(draft, agent, state, completionText);
+          // Outbound policies judge the answer and the reasoning shown beside it (thinking, tool plans).
+          const governed = governedOutputText(completionText, facts.reasoningText);
+          const outbound = outboundPhase(draft, agent, state, governed);
           service["x-service-policies"] = String(draft.evaluations.length);
           if (outbound.block) {
             // The provider was paid: the refusal carries the cost, and the budget is charged.
@@ -421,7 +431,10 @@ export function createProxyHandler(deps: ProxyDeps) {
             draft.completion = completionText;
             return refuse(new ProxyRefusal(403, "policy_violation", `response blocked by policy "${outbound.block.name}"`, { policy_id: outbound.block.id, trace_id: traceId }), "");
           }
-          if (outbound.redactors.length > 0) outBody = Buffer.from(JSON.stringify(redactCompletion(adapter, json, outbound.redactors, agent.piiDetection, { text: completionText, pii: agent.piiDetection ? draft.completionPii : null })), "utf8");
+          if (outbound.redactors.length > 0) {
+            const scanned = { text: governed, pii: agent.piiDetection ? draft.completionPii : null };
+            outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, facts.reasoningText !== undefined, deps.redactedThinking)), "utf8");
+          }
         }
         outHeaders["content-length"] = String(outBody.length);
         service["x-service-overhead-ms"] = ms(performance.now() - t0 - draft.timing.providerMs);

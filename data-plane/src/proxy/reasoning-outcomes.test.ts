@@ -1,0 +1,213 @@
+// Outbound policies judge the reasoning a JSON answer shows beside its text (Anthropic thinking blocks,
+// Gemini thought parts, Mistral thinking chunks, Cohere tool plans), in one process (real handler,
+// governance state, undici, an upstream HTTP server answering what each test sets):
+// - a redact policy masks it, a block policy refuses the answer, no policy passes it byte for byte;
+// - an Anthropic thinking block the sidecar redacted gets its original text back (its signature covers
+//   the original) when the client sends it back in the next turn.
+import test from "ava";
+import { create } from "@bufbuild/protobuf";
+import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
+import { RedactedThinkingStore } from "../policy/thinking/index.js";
+import { governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+
+const KEY = "sk_reasoning_test_key";
+const AGENT = "agt_01REASON00000000000000000";
+const EMAIL = "jo.smith@example.com";
+
+function policy(id: string, action: "block" | "redact"): Policy {
+  return create(PolicySchema, { id, name: id, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes: ["email"] }) });
+}
+
+type Provider = "anthropic" | "google" | "mistral" | "cohere";
+
+interface Case {
+  path: string;
+  headers: Record<string, string>;
+  request: object;
+  /** A JSON answer whose reasoning (only) holds EMAIL. */
+  answer: object;
+  /** The reasoning text of an answer as the client got it. */
+  reasoning(json: unknown): string;
+}
+
+type J = Record<string, unknown>;
+/** The value at `path` inside parsed JSON (objects by key, arrays by index). */
+const at = (v: unknown, ...path: (string | number)[]): unknown => path.reduce<unknown>((o, k) => (o as Record<string | number, unknown> | undefined)?.[k], v);
+const hello = [{ role: "user", content: "hello" }];
+
+const CASES: Record<Provider, Case> = {
+  anthropic: {
+    path: "/v1/proxy/anthropic/v1/messages",
+    headers: { "x-api-key": "sk-ant-x", "anthropic-version": "2023-06-01" },
+    request: { model: "claude-sonnet-4-5", max_tokens: 100, messages: hello },
+    answer: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [
+        { type: "thinking", thinking: `The user is ${EMAIL}; I will look them up.`, signature: "sig-anthropic-1" },
+        { type: "tool_use", id: "toolu_1", name: "lookup", input: { who: "the user" } },
+      ],
+      stop_reason: "tool_use",
+      usage: { input_tokens: 10, output_tokens: 5 },
+    },
+    reasoning: (j) => String(at(j, "content", 0, "thinking")),
+  },
+  google: {
+    path: "/v1/proxy/google/v1beta/models/gemini-2.5-flash:generateContent",
+    headers: { "x-goog-api-key": "g-x" },
+    request: { contents: [{ role: "user", parts: [{ text: "hello" }] }] },
+    answer: {
+      candidates: [{ index: 0, content: { role: "model", parts: [{ text: `Summary: mail ${EMAIL}.`, thought: true }, { text: "Done." }] }, finishReason: "STOP" }],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+      modelVersion: "gemini-2.5-flash",
+    },
+    reasoning: (j) => String(at(j, "candidates", 0, "content", "parts", 0, "text")),
+  },
+  mistral: {
+    path: "/v1/proxy/mistral/v1/chat/completions",
+    headers: { authorization: "Bearer m-x" },
+    request: { model: "magistral-medium-latest", messages: hello },
+    answer: {
+      id: "c1",
+      object: "chat.completion",
+      created: 1,
+      model: "magistral-medium-2509",
+      choices: [{ index: 0, message: { role: "assistant", content: [{ type: "thinking", thinking: [{ type: "text", text: `Write to ${EMAIL}.` }] }, { type: "text", text: "Done." }] }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    },
+    reasoning: (j) => String(at(j, "choices", 0, "message", "content", 0, "thinking", 0, "text")),
+  },
+  cohere: {
+    path: "/v1/proxy/cohere/v2/chat",
+    headers: { authorization: "Bearer c-x" },
+    request: { model: "command-a-03-2025", messages: hello },
+    answer: {
+      id: "c1",
+      finish_reason: "TOOL_CALL",
+      message: { role: "assistant", tool_plan: `I will mail ${EMAIL}.`, tool_calls: [{ id: "mail_1", type: "function", function: { name: "mail", arguments: "{}" } }] },
+      usage: { billed_units: { input_tokens: 10, output_tokens: 5 }, tokens: { input_tokens: 74, output_tokens: 5 } },
+    },
+    reasoning: (j) => String(at(j, "message", "tool_plan")),
+  },
+};
+
+interface Setup extends InProcessProxy {
+  /** What the upstream answers next. */
+  answer(body: object): void;
+  /** The request bodies the upstream received, in order. */
+  received: unknown[];
+}
+
+async function setup(policies: Policy[], thinking?: RedactedThinkingStore): Promise<Setup> {
+  let next: object = {};
+  const received: unknown[] = [];
+  const proxy = await startInProcessProxy(
+    governanceState({ tenant: "ten_reason", agent: AGENT, key: KEY }, policies),
+    (body, res) => {
+      received.push(JSON.parse(body.toString("utf8")));
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(next));
+    },
+    (deps) => {
+      const url = deps.baseUrls.openai!;
+      deps.baseUrls = { openai: url, anthropic: url, google: url, mistral: url, cohere: url };
+      if (thinking) deps.redactedThinking = thinking;
+    },
+  );
+  return { ...proxy, received, answer: (b) => (next = b) };
+}
+
+async function send(s: Setup, c: Case, body: object = c.request): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${s.url}${c.path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-service-key": KEY, "x-service-agent": AGENT, ...c.headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+async function traceOf(s: Setup, n: number): Promise<Trace> {
+  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  if (s.traces.length < n) throw new Error("no trace");
+  return s.traces[n - 1]!;
+}
+
+for (const [provider, c] of Object.entries(CASES) as [Provider, Case][]) {
+  test(`${provider}: an outbound redact policy masks e-mail in the reasoning of a JSON answer; the trace records the finding`, async (t) => {
+    const s = await setup([policy("pol_redact", "redact")]);
+    try {
+      s.answer(c.answer);
+      const r = await send(s, c);
+      t.is(r.status, 200);
+      t.false(r.text.includes(EMAIL), "the client never gets the address");
+      const json = JSON.parse(r.text) as unknown;
+      t.is(c.reasoning(json), c.reasoning(c.answer).replace(EMAIL, "[REDACTED:email]"));
+      const tr = await traceOf(s, 1);
+      t.true(tr.piiDetections.some((d) => d.entityType === "email" && d.source === "completion"));
+      t.true(tr.policiesFired.includes("pol_redact"));
+      t.false(tr.completion.includes(EMAIL));
+    } finally {
+      await s.close();
+    }
+  });
+
+  test(`${provider}: an outbound block policy refuses an answer whose reasoning holds e-mail`, async (t) => {
+    const s = await setup([policy("pol_block", "block")]);
+    try {
+      s.answer(c.answer);
+      const r = await send(s, c);
+      t.is(r.status, 403);
+      t.false(r.text.includes(EMAIL));
+      t.is((JSON.parse(r.text) as { error: { code: string; policy_id: string } }).error.policy_id, "pol_block");
+      t.is((await traceOf(s, 1)).status, "blocked");
+    } finally {
+      await s.close();
+    }
+  });
+
+  test(`${provider}: without outbound policies the answer's reasoning passes byte for byte`, async (t) => {
+    const s = await setup([]);
+    try {
+      s.answer(c.answer);
+      const r = await send(s, c);
+      t.is(r.status, 200);
+      t.is(r.text, JSON.stringify(c.answer));
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test("anthropic: a thinking block the sidecar redacted is restored to its signed original when the client sends it back; other blocks go as sent", async (t) => {
+  const store = new RedactedThinkingStore();
+  const s = await setup([policy("pol_redact", "redact")], store);
+  const c = CASES.anthropic;
+  try {
+    s.answer(c.answer);
+    const first = JSON.parse((await send(s, c)).text) as { content: J[] };
+    const given = first.content[0]!;
+    t.is(given.signature, "sig-anthropic-1", "the signature goes to the client unchanged");
+    t.true(String(given.thinking).includes("[REDACTED:email]"));
+    t.is(store.size, 1);
+
+    // The tool loop's next turn: the assistant turn as the client got it, then the tool result.
+    const toolResult = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "found" }] };
+    const unknown = { type: "thinking", thinking: "Other thoughts.", signature: "sig-other" };
+    const next = { ...c.request, messages: [...hello, { role: "assistant", content: [given, first.content[1]] }, toolResult, { role: "assistant", content: [unknown] }, toolResult] };
+    s.answer({ ...c.answer, content: [{ type: "text", text: "Found them." }] });
+    const r = await send(s, c, next);
+    t.is(r.status, 200);
+    const forwarded = s.received[1] as { messages: { content: J[] }[] };
+    t.deepEqual(forwarded.messages[1]!.content[0], (c.answer as { content: J[] }).content[0], "the provider gets back the block it signed");
+    t.deepEqual(forwarded.messages[3]!.content[0], unknown, "a block the sidecar did not redact goes as sent");
+
+    // A block whose text the client changed is not restored (the signature would not match it either).
+    const edited = { ...c.request, messages: [...hello, { role: "assistant", content: [{ ...given, thinking: "edited" }, first.content[1]] }, toolResult] };
+    await send(s, c, edited);
+    t.is((s.received[2] as { messages: { content: J[] }[] }).messages[1]!.content[0]!.thinking, "edited");
+  } finally {
+    await s.close();
+  }
+});
