@@ -1,12 +1,16 @@
 // How CLI commands reach Postgres: DATABASE_URL, else the embedded Postgres a running `agentgov start`
-// uses (its connection file in DATA_DIR), else an embedded Postgres started for the command.
+// uses (its connection file in DATA_DIR), else an embedded Postgres started for the command. The
+// environment is checked by the control plane's schema first, so a bad value stops the command with the
+// error `start` would give, before any database is touched.
 import { findRunningEmbedded, startEmbeddedPostgres } from "../stores/postgres/embedded.js";
 import { openDb, type Db } from "../stores/postgres/db.js";
 import { migrate } from "../stores/postgres/migrate.js";
+import { loadControlPlaneConfig } from "../config/env.js";
 
 export async function withDatabase<T>(env: NodeJS.ProcessEnv, fn: (db: Db) => Promise<T>): Promise<T> {
-  const dataDir = env.DATA_DIR || "./.data";
-  let url = env.DATABASE_URL;
+  const config = loadControlPlaneConfig(env);
+  const dataDir = config.DATA_DIR;
+  let url = config.DATABASE_URL;
   let stop: (() => Promise<void>) | undefined;
   if (!url) url = await findRunningEmbedded(dataDir);
   if (!url) {
