@@ -5,6 +5,7 @@ import { bearer, chunks, completionText, isRecord, json, toolCallsOf, usageOf } 
 
 type Headers = Record<string, string>;
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 const ERROR_TYPES: Record<number, [string, string]> = {
   400: ["invalid_request_error", "Invalid request"],
@@ -69,9 +70,13 @@ export function anthropicFake(ctx: FakeContext): FakeReply {
   const stop = ctx.script.finishReason ?? (tools.length > 0 ? "tool_use" : "end_turn");
   const id = ctx.ids.next("msg_01", 22, B58);
   const usage = usageOf(ctx);
+  const thinking = ctx.script.reasoning;
+  // A thinking block's signature (opaque, base64 in the real API) covers its text.
+  const signature = thinking !== undefined ? `${ctx.ids.next("Eq", 86, B64)}==` : "";
 
   if (body.stream !== true) {
     const content: unknown[] = [];
+    if (thinking !== undefined) content.push({ type: "thinking", thinking, signature });
     if (text !== "") content.push({ type: "text", text });
     for (const t of tools) content.push({ type: "tool_use", id: t.id, name: t.name, input: t.arguments });
     return json(200, headers, {
@@ -95,6 +100,16 @@ export function anthropicFake(ctx: FakeContext): FakeReply {
     if (!pinged) pieces.push(PING); // the real API sends one ping after the first block starts
     pinged = true;
   };
+  if (thinking !== undefined) {
+    pieces.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } }));
+    ping();
+    for (const piece of chunks(thinking, ctx.script.textChunkSize ?? 4)) {
+      pieces.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: piece } }));
+    }
+    pieces.push(sse("content_block_delta", { type: "content_block_delta", index, delta: { type: "signature_delta", signature } }));
+    pieces.push(sse("content_block_stop", { type: "content_block_stop", index }));
+    index++;
+  }
   if (text !== "") {
     pieces.push(sse("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }));
     ping();

@@ -44,27 +44,42 @@ export function cohereFake(ctx: FakeContext): FakeReply {
   };
   if (u.cachedInputTokens > 0) usage.cached_tokens = u.cachedInputTokens;
   const toolCalls = tools.map((t) => ({ id: t.id, type: "function", function: { name: t.name, arguments: JSON.stringify(t.arguments) } }));
+  // Reasoning: the tool plan when the answer calls tools, else a thinking content item (reasoning models).
+  const plan = tools.length > 0 ? (ctx.script.reasoning ?? TOOL_PLAN) : undefined;
+  const thinking = tools.length > 0 ? undefined : ctx.script.reasoning;
 
   if (body.stream !== true) {
     const message: Record<string, unknown> = { role: "assistant" };
-    if (tools.length > 0) {
-      message.tool_plan = TOOL_PLAN;
+    if (plan !== undefined) {
+      message.tool_plan = plan;
       message.tool_calls = toolCalls;
     }
-    if (text !== "") message.content = [{ type: "text", text }];
+    const content: unknown[] = [];
+    if (thinking !== undefined) content.push({ type: "thinking", thinking });
+    if (text !== "") content.push({ type: "text", text });
+    if (content.length > 0) message.content = content;
     return json(200, headers, { id, message, finish_reason: finish, usage });
   }
 
   const pieces: string[] = [sse("message-start", { id, delta: { message: { role: "assistant", content: [], tool_plan: "", tool_calls: [], citations: [] } } })];
-  if (text !== "") {
-    pieces.push(sse("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } }));
-    for (const piece of chunks(text, ctx.script.textChunkSize ?? 4)) {
-      pieces.push(sse("content-delta", { index: 0, delta: { message: { content: { text: piece } } } }));
+  let index = 0;
+  if (thinking !== undefined) {
+    pieces.push(sse("content-start", { index, delta: { message: { content: { type: "thinking", thinking: "" } } } }));
+    for (const piece of chunks(thinking, ctx.script.textChunkSize ?? 4)) {
+      pieces.push(sse("content-delta", { index, delta: { message: { content: { thinking: piece } } } }));
     }
-    pieces.push(sse("content-end", { index: 0 }));
+    pieces.push(sse("content-end", { index }));
+    index++;
   }
-  if (tools.length > 0) {
-    for (const piece of chunks(TOOL_PLAN, ctx.script.textChunkSize ?? 4)) {
+  if (text !== "") {
+    pieces.push(sse("content-start", { index, delta: { message: { content: { type: "text", text: "" } } } }));
+    for (const piece of chunks(text, ctx.script.textChunkSize ?? 4)) {
+      pieces.push(sse("content-delta", { index, delta: { message: { content: { text: piece } } } }));
+    }
+    pieces.push(sse("content-end", { index }));
+  }
+  if (plan !== undefined) {
+    for (const piece of chunks(plan, ctx.script.textChunkSize ?? 4)) {
       pieces.push(sse("tool-plan-delta", { delta: { message: { tool_plan: piece } } }));
     }
     tools.forEach((t, index) => {

@@ -98,8 +98,10 @@ export function googleFake(ctx: FakeContext): FakeReply {
   const partialUsage = { promptTokenCount: u.inputTokens, totalTokenCount: u.inputTokens, promptTokensDetails: promptDetails };
   const callPart = (t: (typeof tools)[number]) => ({ functionCall: { ...(t.id ? { id: t.id } : {}), name: t.name, args: t.arguments } });
 
+  const thought = ctx.script.reasoning;
   if (!stream) {
     const parts: unknown[] = [];
+    if (thought !== undefined) parts.push({ text: thought, thought: true });
     if (text !== "") parts.push({ text });
     for (const t of tools) parts.push(callPart(t));
     return json(200, { ...headers, "content-type": "application/json; charset=UTF-8" }, {
@@ -112,6 +114,7 @@ export function googleFake(ctx: FakeContext): FakeReply {
 
   // one chunk per text piece, one per function call; the last chunk carries finishReason and the full usage
   const bodies: Record<string, unknown>[] = [];
+  if (thought !== undefined) for (const piece of chunks(thought, ctx.script.textChunkSize ?? 4)) bodies.push({ parts: [{ text: piece, thought: true }] });
   const textPieces = chunks(text, ctx.script.textChunkSize ?? 4);
   for (const piece of textPieces) bodies.push({ parts: [{ text: piece }] });
   for (const t of tools) bodies.push({ parts: [callPart(t)] });

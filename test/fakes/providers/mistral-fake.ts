@@ -60,19 +60,24 @@ export function mistralFake(ctx: FakeContext): FakeReply {
   const id = ctx.ids.next("", 32);
   const toolCalls = tools.map((t, index) => ({ id: t.id, type: "function", function: { name: t.name, arguments: JSON.stringify(t.arguments) }, index }));
 
+  const thinking = ctx.script.reasoning;
+  // Reasoning models (Magistral) answer with content chunks: a thinking chunk, then the text.
+  const thinkChunk = (t: string) => ({ type: "thinking", thinking: [{ type: "text", text: t }] });
   if (body.stream !== true) {
+    const content = thinking === undefined ? text : [thinkChunk(thinking), ...(text !== "" ? [{ type: "text", text }] : [])];
     return json(200, headers, {
       id,
       object: "chat.completion",
       model,
       usage: usageBody(ctx),
       created: CREATED,
-      choices: [{ index: 0, message: { role: "assistant", content: text, tool_calls: toolCalls.length > 0 ? toolCalls : null, prefix: false }, finish_reason: finish }],
+      choices: [{ index: 0, message: { role: "assistant", content, tool_calls: toolCalls.length > 0 ? toolCalls : null, prefix: false }, finish_reason: finish }],
     });
   }
   const chunk = (delta: Record<string, unknown>, finishReason: string | null, extra: Record<string, unknown> = {}) =>
     `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: CREATED, model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`;
   const pieces: string[] = [chunk({ role: "assistant", content: "" }, null)];
+  if (thinking !== undefined) for (const piece of chunks(thinking, ctx.script.textChunkSize ?? 4)) pieces.push(chunk({ content: [thinkChunk(piece)] }, null));
   for (const piece of chunks(text, ctx.script.textChunkSize ?? 4)) pieces.push(chunk({ content: piece }, null));
   if (toolCalls.length > 0) pieces.push(chunk({ tool_calls: toolCalls }, null));
   pieces.push(chunk({ content: "" }, finish, ctx.script.omitUsage ? {} : { usage: usageBody(ctx) }));

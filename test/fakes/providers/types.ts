@@ -38,6 +38,13 @@ export interface FakeError {
 export interface FakeScript {
   /** Completion text; default "Hello from the fake provider." ("" for none). */
   text?: string;
+  /**
+   * Reasoning shown beside the answer, before it, chunked like the text: an Anthropic thinking block (with
+   * a signature), Gemini thought parts (`thought: true`), a Mistral thinking chunk, and for Cohere the
+   * tool_plan when there are toolCalls (default "I will call the requested tools."), else a thinking
+   * content item. OpenAI shows no reasoning text: ignored there. Default none.
+   */
+  reasoning?: string;
   toolCalls?: FakeToolCall[];
   /** Default: derived deterministically from the request size and the completion. */
   usage?: FakeUsage;

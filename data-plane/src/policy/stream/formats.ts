@@ -1,6 +1,9 @@
 // Where the completion text sits in each provider's stream events, and how to make an extra text event
 // of the same kind. A "channel" is one independent output text (a choice's content or refusal, a
-// content block, a candidate); the governor holds back and redacts per channel.
+// content block, a candidate); the governor holds back and redacts per channel. The reasoning a model
+// shows beside its answer (Anthropic thinking blocks, Gemini thought parts, Mistral and Cohere thinking
+// chunks, Cohere's tool plan) has channels of its own, named `…:thinking` / `…:thought` / `plan`, so
+// that textEvent knows which kind of event carries a held reasoning tail.
 import type { ProviderName } from "../../providers/index.js";
 
 type Json = Record<string, unknown>;
@@ -21,6 +24,13 @@ export interface EventView {
   endsChannels: string[];
   /** Every channel ends before this event ([DONE], message_stop, message-end…). */
   endsStream: boolean;
+  /**
+   * Reasoning channels that end with this event (when they exist): an event that only ends reasoning
+   * that never came is forwarded untouched, as before reasoning was governed.
+   */
+  endsReasoning?: string[];
+  /** The signature of a signed reasoning channel (Anthropic signature_delta). */
+  signature?: { channel: string; value: string };
 }
 
 export interface StreamFormat {
@@ -28,6 +38,8 @@ export interface StreamFormat {
   view(event: string, data: string, json: unknown): EventView;
   /** An extra event carrying `text` for `channel`, modelled on `template` (the channel's last text event). */
   textEvent(channel: string, text: string, template: { event: string; json: unknown }): { event: string; json: Json };
+  /** Channels whose text a signature covers (Anthropic thinking): the governor keeps what it released of them. */
+  signed?(channel: string): boolean;
 }
 
 const EMPTY: EventView = { pieces: [], endsChannels: [], endsStream: false };
@@ -42,22 +54,48 @@ function piece(channel: string, holder: Json, key: string): TextPiece {
   };
 }
 
-/** OpenAI and Mistral chat-completion chunks: choices[].delta.content (string or text parts) and .refusal. */
+/** The text pieces of a Mistral thinking chunk: `thinking` as a string, or its text parts. */
+function thinkingPieces(channel: string, part: Json, out: TextPiece[]): void {
+  if (typeof part.thinking === "string") out.push(piece(channel, part, "thinking"));
+  else for (const t of asArray(part.thinking)) if (isObject(t) && typeof t.text === "string") out.push(piece(channel, t, "text"));
+}
+
+/**
+ * OpenAI and Mistral chat-completion chunks: choices[].delta.content (string or text parts) and .refusal;
+ * Mistral reasoning models stream `{type:"thinking", thinking:[{type:"text", text}]}` content parts
+ * (channel `i:thinking`), which end when the choice's answer text starts or the choice finishes.
+ */
 const chatCompletions: StreamFormat = {
   view(_event, data, json) {
     if (data.trim() === "[DONE]") return { ...EMPTY, endsStream: true };
     if (!isObject(json)) return EMPTY;
-    const view: EventView = { pieces: [], endsChannels: [], endsStream: false };
+    const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.choices).forEach((raw, position) => {
       if (!isObject(raw)) return;
       const i = indexOf(raw, position);
       const delta = raw.delta;
+      let answered = false;
       if (isObject(delta)) {
-        if (typeof delta.content === "string") view.pieces.push(piece(`${i}:content`, delta, "content"));
-        else for (const part of asArray(delta.content)) if (isObject(part) && part.type === "text" && typeof part.text === "string") view.pieces.push(piece(`${i}:content`, part, "text"));
+        if (typeof delta.content === "string") {
+          view.pieces.push(piece(`${i}:content`, delta, "content"));
+          answered = delta.content !== "";
+        } else {
+          for (const part of asArray(delta.content)) {
+            if (!isObject(part)) continue;
+            if (part.type === "text" && typeof part.text === "string") {
+              view.pieces.push(piece(`${i}:content`, part, "text"));
+              answered ||= part.text !== "";
+            } else if (part.type === "thinking") thinkingPieces(`${i}:thinking`, part, view.pieces);
+          }
+        }
         if (typeof delta.refusal === "string") view.pieces.push(piece(`${i}:refusal`, delta, "refusal"));
       }
-      if (raw.finish_reason !== null && raw.finish_reason !== undefined) view.endsChannels.push(`${i}:content`, `${i}:refusal`);
+      // Reasoning comes before the answer: its held tail leaves before the first answer text, not after it.
+      if (answered) view.endsReasoning!.push(`${i}:thinking`);
+      if (raw.finish_reason !== null && raw.finish_reason !== undefined) {
+        view.endsChannels.push(`${i}:content`, `${i}:refusal`);
+        view.endsReasoning!.push(`${i}:thinking`);
+      }
     });
     return view;
   },
@@ -66,28 +104,42 @@ const chatCompletions: StreamFormat = {
     const base: Json = isObject(template.json) ? { ...template.json } : {};
     delete base.usage;
     if (isObject(template.json) && "usage" in template.json && template.json.usage === null) base.usage = null;
-    base.choices = [{ index: Number(index), delta: { [field]: text }, finish_reason: null }];
+    const delta = field === "thinking" ? { content: [{ type: "thinking", thinking: [{ type: "text", text }] }] } : { [field]: text };
+    base.choices = [{ index: Number(index), delta, finish_reason: null }];
     return { event: template.event, json: base };
   },
 };
 
-/** Anthropic Messages: content_block_start (text block) and content_block_delta (text_delta) per block index. */
+/**
+ * Anthropic Messages, per block index: text blocks (content_block_start text, text_delta; channel `i`)
+ * and thinking blocks (content_block_start thinking, thinking_delta; channel `i:thinking`). A thinking
+ * block ends with its signature_delta (the signature covers its text), so a held tail leaves before the
+ * signature. redacted_thinking blocks are opaque (encrypted) and pass untouched.
+ */
 const anthropic: StreamFormat = {
   view(event, _data, json) {
     if (!isObject(json)) return EMPTY;
     const type = typeof json.type === "string" ? json.type : event;
     const channel = String(indexOf(json, 0));
+    const thinking = `${channel}:thinking`;
     switch (type) {
       case "content_block_start": {
         const block = json.content_block;
-        return isObject(block) && block.type === "text" && typeof block.text === "string" ? { ...EMPTY, pieces: [piece(channel, block, "text")] } : EMPTY;
+        if (!isObject(block)) return EMPTY;
+        if (block.type === "text" && typeof block.text === "string") return { ...EMPTY, pieces: [piece(channel, block, "text")] };
+        if (block.type === "thinking" && typeof block.thinking === "string") return { ...EMPTY, pieces: [piece(thinking, block, "thinking")] };
+        return EMPTY;
       }
       case "content_block_delta": {
         const delta = json.delta;
-        return isObject(delta) && delta.type === "text_delta" && typeof delta.text === "string" ? { ...EMPTY, pieces: [piece(channel, delta, "text")] } : EMPTY;
+        if (!isObject(delta)) return EMPTY;
+        if (delta.type === "text_delta" && typeof delta.text === "string") return { ...EMPTY, pieces: [piece(channel, delta, "text")] };
+        if (delta.type === "thinking_delta" && typeof delta.thinking === "string") return { ...EMPTY, pieces: [piece(thinking, delta, "thinking")] };
+        if (delta.type === "signature_delta" && typeof delta.signature === "string") return { ...EMPTY, endsReasoning: [thinking], signature: { channel: thinking, value: delta.signature } };
+        return EMPTY;
       }
       case "content_block_stop":
-        return { ...EMPTY, endsChannels: [channel] };
+        return { ...EMPTY, endsChannels: [channel], endsReasoning: [thinking] };
       case "message_delta":
       case "message_stop":
         return { ...EMPTY, endsStream: true };
@@ -96,50 +148,94 @@ const anthropic: StreamFormat = {
     }
   },
   textEvent(channel, text) {
-    return { event: "content_block_delta", json: { type: "content_block_delta", index: Number(channel), delta: { type: "text_delta", text } } };
+    const [index, kind] = channel.split(":");
+    const delta = kind === "thinking" ? { type: "thinking_delta", thinking: text } : { type: "text_delta", text };
+    return { event: "content_block_delta", json: { type: "content_block_delta", index: Number(index), delta } };
   },
+  signed: (channel) => channel.endsWith(":thinking"),
 };
 
-/** Gemini GenerateContentResponse chunks: candidates[].content.parts[].text (thought parts excluded). */
+/**
+ * Gemini GenerateContentResponse chunks: candidates[].content.parts[].text, answer parts (channel `c`)
+ * and thought parts (`thought: true`, the reasoning summary; channel `c:thought`). Thoughts come before
+ * the answer: the thought channel ends at the candidate's first other part (answer text, function call)
+ * or its finish.
+ */
 const google: StreamFormat = {
   view(_event, _data, json) {
     if (!isObject(json)) return EMPTY;
-    const view: EventView = { pieces: [], endsChannels: [], endsStream: false };
+    const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.candidates).forEach((raw, position) => {
       if (!isObject(raw)) return;
       const channel = String(indexOf(raw, position));
+      const thought = `${channel}:thought`;
       const content = raw.content;
+      let answered = false;
       if (isObject(content)) {
-        for (const part of asArray(content.parts)) if (isObject(part) && typeof part.text === "string" && part.thought !== true) view.pieces.push(piece(channel, part, "text"));
+        for (const part of asArray(content.parts)) {
+          if (!isObject(part)) continue;
+          if (part.thought === true) {
+            if (typeof part.text === "string") view.pieces.push(piece(thought, part, "text"));
+            continue;
+          }
+          if (typeof part.text === "string") view.pieces.push(piece(channel, part, "text"));
+          answered ||= part.text !== "";
+        }
       }
-      if (raw.finishReason !== undefined && raw.finishReason !== null) view.endsChannels.push(channel);
+      if (answered) view.endsReasoning!.push(thought);
+      if (raw.finishReason !== undefined && raw.finishReason !== null) {
+        view.endsChannels.push(channel);
+        view.endsReasoning!.push(thought);
+      }
     });
     return view;
   },
   textEvent(channel, text, template) {
     const base: Json = isObject(template.json) ? { ...template.json } : {};
     delete base.usageMetadata;
-    base.candidates = [{ content: { parts: [{ text }], role: "model" }, index: Number(channel) }];
+    const [index, kind] = channel.split(":");
+    const part = kind === "thought" ? { text, thought: true } : { text };
+    base.candidates = [{ content: { parts: [part], role: "model" }, index: Number(index) }];
     return { event: template.event, json: base };
   },
 };
 
-/** Cohere v2: content-start / content-delta (delta.message.content.text) per content index. */
+/** The tool plan's channel (one per answer). */
+const PLAN = "plan";
+
+/**
+ * Cohere v2, per content index: content-start / content-delta `delta.message.content.text` (channel `i`)
+ * and, for reasoning models, `.thinking` (channel `i:thinking`); and the tool plan, tool-plan-delta
+ * `delta.message.tool_plan` (channel `plan`), which comes before the tool calls and the answer: it ends
+ * at the first tool-call-start or content-start.
+ */
 const cohere: StreamFormat = {
   view(event, _data, json) {
     if (!isObject(json)) return EMPTY;
     const type = typeof json.type === "string" ? json.type : event;
     const channel = String(indexOf(json, 0));
+    const message = (): Json => {
+      const delta = isObject(json.delta) ? json.delta : {};
+      return isObject(delta.message) ? delta.message : {};
+    };
     switch (type) {
       case "content-start":
       case "content-delta": {
-        const delta = isObject(json.delta) ? json.delta : {};
-        const message = isObject(delta.message) ? delta.message : {};
-        const content = message.content;
-        return isObject(content) && typeof content.text === "string" ? { ...EMPTY, pieces: [piece(channel, content, "text")] } : EMPTY;
+        const content = message().content;
+        const pieces: TextPiece[] = [];
+        if (isObject(content) && typeof content.text === "string") pieces.push(piece(channel, content, "text"));
+        if (isObject(content) && typeof content.thinking === "string") pieces.push(piece(`${channel}:thinking`, content, "thinking"));
+        const view: EventView = pieces.length > 0 ? { ...EMPTY, pieces } : EMPTY;
+        return type === "content-start" ? { ...view, endsReasoning: [PLAN] } : view;
       }
+      case "tool-plan-delta": {
+        const m = message();
+        return typeof m.tool_plan === "string" ? { ...EMPTY, pieces: [piece(PLAN, m, "tool_plan")] } : EMPTY;
+      }
+      case "tool-call-start":
+        return { ...EMPTY, endsReasoning: [PLAN] };
       case "content-end":
-        return { ...EMPTY, endsChannels: [channel] };
+        return { ...EMPTY, endsChannels: [channel], endsReasoning: [`${channel}:thinking`] };
       case "message-end":
         return { ...EMPTY, endsStream: true };
       default:
@@ -147,7 +243,10 @@ const cohere: StreamFormat = {
     }
   },
   textEvent(channel, text) {
-    return { event: "content-delta", json: { type: "content-delta", index: Number(channel), delta: { message: { content: { text } } } } };
+    if (channel === PLAN) return { event: "tool-plan-delta", json: { type: "tool-plan-delta", delta: { message: { tool_plan: text } } } };
+    const [index, kind] = channel.split(":");
+    const content = kind === "thinking" ? { thinking: text } : { text };
+    return { event: "content-delta", json: { type: "content-delta", index: Number(index), delta: { message: { content } } } };
   },
 };
 

@@ -7,7 +7,8 @@ import { create, PolicySchema, PolicyConditionsSchema, type Policy } from "@agen
 import { nativeRequest, rawRequest, startFakeProviders } from "../../../../test/fakes/providers/index.js";
 import type { FakeProviders, FakeScript } from "../../../../test/fakes/providers/index.js";
 import { getProvider, parseSse, PROVIDERS, type ProviderName } from "../../providers/index.js";
-import { createStreamGovernor, DEFAULT_WINDOW_CHARS, type StreamGovernor } from "./index.js";
+import { RedactedThinkingStore } from "../thinking/index.js";
+import { createStreamGovernor, DEFAULT_WINDOW_CHARS, type StreamGovernor, type StreamGovernorOptions } from "./index.js";
 
 let fake: FakeProviders;
 test.before(async () => {
@@ -30,8 +31,8 @@ function policy(action: "block" | "redact" | "log", conditions: Partial<{ piiTyp
   });
 }
 
-function governor(provider: ProviderName, policies: Policy[], piiDetection = true): StreamGovernor {
-  const g = createStreamGovernor({
+function governorOptions(provider: ProviderName, policies: Policy[], piiDetection = true): StreamGovernorOptions {
+  return {
     provider,
     policies,
     piiDetection,
@@ -39,7 +40,11 @@ function governor(provider: ProviderName, policies: Policy[], piiDetection = tru
     inputTokens: 10,
     injectionScore: 0,
     errorEvent: (p) => getProvider(provider)!.errorEvent(`response blocked by policy "${p.name}"`, "policy_violation", { status: 403, details: { policy_id: p.id } }),
-  });
+  };
+}
+
+function governor(provider: ProviderName, policies: Policy[], piiDetection = true): StreamGovernor {
+  const g = createStreamGovernor(governorOptions(provider, policies, piiDetection));
   if (!g) throw new Error("expected a governor");
   return g;
 }
@@ -233,4 +238,159 @@ test.serial("an entity longer than the window is held whole while it grows (API 
   t.is(textOf("anthropic", out).completionText, "here is the key: [REDACTED:api_key] — keep it safe");
   t.false(out.toString("utf8").includes("A1b2C3"));
   t.true(g.stats().maxHeldChars > DEFAULT_WINDOW_CHARS, "held beyond the window while the key grew");
+});
+
+// ---- Reasoning channels: Anthropic thinking blocks, Gemini thought parts, Mistral thinking chunks,
+// Cohere thinking content and tool plans are governed like answer text.
+
+const THOUGHT = "Thinking: the user's SSN is 536-22-8726, reply to jo.doe@example.com later, be careful.";
+const THOUGHT_REDACTED = "Thinking: the user's SSN is [REDACTED:ssn], reply to [REDACTED:email] later, be careful.";
+const ANSWER = "Your card is 4111 1111 1111 1111; keep it safe.";
+const ANSWER_REDACTED = "Your card is [REDACTED:credit_card]; keep it safe.";
+const TOOL = { name: "get_weather", arguments: { city: "Paris" } };
+
+/**
+ * The reasoning streams of the fakes (reasoning first, then the answer): [label, provider, extra script].
+ * Cohere: thinking content without tools; with tools, a tool plan before the tool calls (and no text, as Cohere answers).
+ */
+const REASONING_STREAMS: [string, ProviderName, Partial<FakeScript>][] = [
+  ["anthropic thinking block", "anthropic", {}],
+  ["google thought parts", "google", {}],
+  ["mistral thinking chunks", "mistral", {}],
+  ["cohere thinking content", "cohere", {}],
+  ["cohere tool plan", "cohere", { toolCalls: [TOOL], text: "" }],
+];
+
+/** The SSE events of a stream as sent (raw text, separator included). */
+const rawEvents = (bytes: Buffer): string[] => bytes.toString("utf8").split(/(?<=\r\n\r\n|\n\n)/).filter((e) => e !== "");
+
+/** Whether an event has a reasoning or answer text field, even empty (text may move between such events). */
+function carriesText(event: string): boolean {
+  return /"(text|thinking|tool_plan|content)":"|"type":"thinking"/.test(event);
+}
+
+for (const [label, provider, extra] of REASONING_STREAMS) {
+  const script: FakeScript = { text: ANSWER, reasoning: THOUGHT, usage: { inputTokens: 10, outputTokens: 30 }, textChunkSize: 3, ...extra };
+  const answer = script.text === "" ? "" : ANSWER_REDACTED;
+
+  test.serial(`${label}: PII split across reasoning deltas is redacted; events without text pass byte for byte`, async (t) => {
+    const raw = await upstream(provider, script);
+    t.is(textOf(provider, raw).reasoningText, THOUGHT, "the upstream really carried the reasoning");
+    for (const [name, chunks] of [["whole", [raw]], ["7-byte writes", pieces(raw, 7)]] as const) {
+      const g = governor(provider, [policy("redact", { piiTypes: ["ssn", "email", "credit_card"] })]);
+      const out = run(g, [...chunks]);
+      const facts = textOf(provider, out);
+      t.is(facts.reasoningText, THOUGHT_REDACTED, name);
+      t.is(facts.completionText, answer, name);
+      t.false(out.toString("utf8").includes("8726") || out.toString("utf8").includes("jo.doe"), name);
+      // Events without text (starts, signatures, stops, tool calls, usage) are forwarded byte for byte, in order.
+      const kept = rawEvents(out);
+      let i = 0;
+      for (const e of rawEvents(raw).filter((e) => !carriesText(e))) {
+        while (i < kept.length && kept[i] !== e) i++;
+        t.true(i < kept.length, `${name}: forwarded unchanged: ${e}`);
+        i++;
+      }
+    }
+  });
+
+  test.serial(`${label}: a block policy ends the stream before the reasoning's entity leaves`, async (t) => {
+    const raw = await upstream(provider, { ...script, textChunkSize: 2 });
+    const g = governor(provider, [policy("block", { piiTypes: ["ssn"] })]);
+    const out = run(g, pieces(raw, 5));
+    t.true(g.stopped);
+    const facts = textOf(provider, out);
+    t.regex(facts.errorMessage ?? "", /blocked by policy/);
+    t.false((facts.reasoningText ?? "").includes("536"), "no digit of the SSN reached the client");
+    t.true(THOUGHT.startsWith(facts.reasoningText ?? ""), "what left before the block is a prefix of the reasoning");
+    t.is(facts.completionText, "", "the answer after the reasoning never started");
+  });
+}
+
+/** The inserted event that releases a reasoning tail, and the upstream event it precedes. */
+function insertedBefore(raw: Buffer, out: Buffer): { inserted: unknown; next: string } {
+  const up = new Set(rawEvents(raw));
+  const list = rawEvents(out);
+  const at = list.findIndex((e) => !up.has(e) && carriesText(e) && /REDACTED:email/.test(e));
+  if (at < 0) throw new Error("no inserted event carries the redacted reasoning tail");
+  const data = (e: string) => JSON.parse(e.replace(/^(event: .*\r?\n)?data: /, "")) as unknown;
+  return { inserted: data(list[at]!), next: list[at + 1] ?? "" };
+}
+
+// The e-mail sits in the reasoning's last 64 characters: it is held until the reasoning ends, then
+// released in an inserted event of the reasoning's own kind, before the event that ended it.
+const SHORT_THOUGHT = "Let me think. I should write to jo.doe@example.com about it.";
+const SHORT_REDACTED = "Let me think. I should write to [REDACTED:email] about it.";
+
+test.serial("anthropic: a thinking tail leaves in a thinking_delta inserted before the signature_delta", async (t) => {
+  const raw = await upstream("anthropic", { text: "Done.", reasoning: SHORT_THOUGHT, textChunkSize: 4 });
+  const g = governor("anthropic", [policy("redact", { piiTypes: ["email"] })]);
+  const out = run(g, [raw]);
+  const { inserted, next } = insertedBefore(raw, out);
+  t.deepEqual(inserted, { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: SHORT_REDACTED } });
+  t.regex(next, /"signature_delta"/);
+  t.is(textOf("anthropic", out).completionText, "Done.");
+});
+
+test.serial("google: a thought tail leaves in a thought part inserted before the first answer part", async (t) => {
+  const raw = await upstream("google", { text: "Done.", reasoning: SHORT_THOUGHT, textChunkSize: 4 });
+  const g = governor("google", [policy("redact", { piiTypes: ["email"] })]);
+  const out = run(g, [raw]);
+  const { inserted, next } = insertedBefore(raw, out);
+  t.like(inserted, { candidates: [{ content: { parts: [{ text: SHORT_REDACTED, thought: true }], role: "model" }, index: 0 }] });
+  t.regex(next, /"parts":\[\{"text":"[^"]*"\}\]/, "the next event is the first answer part");
+  t.is(textOf("google", out).reasoningText, SHORT_REDACTED);
+  t.is(textOf("google", out).completionText, "Done.");
+});
+
+test.serial("mistral: a thinking tail leaves in a thinking chunk inserted before the first answer text", async (t) => {
+  const raw = await upstream("mistral", { text: "Done.", reasoning: SHORT_THOUGHT, textChunkSize: 4 });
+  const g = governor("mistral", [policy("redact", { piiTypes: ["email"] })]);
+  const out = run(g, [raw]);
+  const { inserted, next } = insertedBefore(raw, out);
+  t.like(inserted, { object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: [{ type: "thinking", thinking: [{ type: "text", text: SHORT_REDACTED }] }] }, finish_reason: null }] });
+  t.regex(next, /"delta":\{"content":"[^"]*"\}/, "the next event is the first answer text");
+  t.is(textOf("mistral", out).completionText, "Done.");
+});
+
+test.serial("cohere: a tool-plan tail leaves in a tool-plan-delta inserted before the first tool-call-start", async (t) => {
+  const raw = await upstream("cohere", { text: "", reasoning: SHORT_THOUGHT, toolCalls: [TOOL], textChunkSize: 4 });
+  const g = governor("cohere", [policy("redact", { piiTypes: ["email"] })]);
+  const out = run(g, [raw]);
+  const { inserted, next } = insertedBefore(raw, out);
+  t.deepEqual(inserted, { type: "tool-plan-delta", delta: { message: { tool_plan: SHORT_REDACTED } } });
+  t.regex(next, /^event: tool-call-start/);
+  t.deepEqual(textOf("cohere", out).toolCalls.map((c) => c.name), ["get_weather"]);
+});
+
+test.serial("anthropic: the original of a redacted thinking block is remembered under its signature", async (t) => {
+  const raw = await upstream("anthropic", { text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });
+  const signature = parseSse(raw)
+    .events.map((e) => JSON.parse(e.data) as { delta?: { type?: string; signature?: string } })
+    .find((e) => e.delta?.type === "signature_delta")?.delta?.signature;
+  t.truthy(signature);
+  const store = new RedactedThinkingStore();
+  const g = createStreamGovernor({ ...governorOptions("anthropic", [policy("redact", { piiTypes: ["ssn", "email"] })]), redactedThinking: store });
+  const out = run(g!, pieces(raw, 9));
+  t.is(textOf("anthropic", out).reasoningText, THOUGHT_REDACTED);
+  t.is(store.size, 1);
+  t.is(store.restore(signature!, THOUGHT_REDACTED), THOUGHT, "the block sent back as the client got it is restored");
+  t.is(store.restore(signature!, THOUGHT), undefined);
+});
+
+test.serial("anthropic: nothing is remembered when the thinking is unchanged, or when a block policy ends the stream", async (t) => {
+  // Unchanged thinking (only the answer is redacted).
+  const clean = await upstream("anthropic", { text: ANSWER, reasoning: "Let me think about the card question for a moment.", textChunkSize: 3 });
+  const store = new RedactedThinkingStore();
+  const g1 = createStreamGovernor({ ...governorOptions("anthropic", [policy("redact", { piiTypes: ["credit_card"] })]), redactedThinking: store });
+  const out1 = run(g1!, [clean]);
+  t.is(textOf("anthropic", out1).completionText, ANSWER_REDACTED);
+  t.is(store.size, 0);
+  // Thinking redacted, then the answer blocked: the answer never reaches the client whole, nothing to restore.
+  const raw = await upstream("anthropic", { text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });
+  const g2 = createStreamGovernor({ ...governorOptions("anthropic", [policy("block", { piiTypes: ["credit_card"] }), policy("redact", { piiTypes: ["ssn", "email"] })]), redactedThinking: store });
+  const out2 = run(g2!, [raw]);
+  t.true(g2!.stopped);
+  t.is(textOf("anthropic", out2).reasoningText, THOUGHT_REDACTED, "the thinking went out redacted before the block");
+  t.is(store.size, 0);
 });

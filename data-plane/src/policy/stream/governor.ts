@@ -12,6 +12,12 @@
 // came, unchanged events byte for byte. When a channel ends with text still held and the ending event
 // has no text field (OpenAI finish chunk, Anthropic content_block_stop, Cohere content-end), one extra
 // text event of the provider's own kind is inserted before it.
+//
+// The reasoning a model shows beside its answer (thinking, thought parts, tool plans) has channels of
+// its own and is governed exactly like answer text. An Anthropic thinking block is signed over its text:
+// when redaction changed what the client got of one, the original is remembered under its signature
+// (options.redactedThinking) once the stream ended without a block, so the sidecar can restore it when
+// the client sends the block back.
 import type { Policy } from "@agentgov/proto";
 import type { ProviderName } from "../../providers/index.js";
 import { performance } from "node:perf_hooks";
@@ -20,6 +26,7 @@ import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type Red
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
 import { streamFormat, type StreamFormat } from "./formats.js";
+import type { RedactedThinkingStore } from "../thinking/index.js";
 
 /** Text held back per channel so that an entity split across deltas is seen whole (64 ≥ every bounded PII format). */
 export const DEFAULT_WINDOW_CHARS = 64;
@@ -41,6 +48,8 @@ export interface StreamGovernorOptions {
   injectionScore: number;
   /** The provider's native error event (complete SSE text) that ends the stream when `policy` blocks it. */
   errorEvent(policy: Policy): string;
+  /** Where the originals of signed reasoning (Anthropic thinking blocks) that redaction changed are kept. */
+  redactedThinking?: Pick<RedactedThinkingStore, "remember">;
   windowChars?: number;
   scanStepChars?: number;
   maxHoldChars?: number;
@@ -89,6 +98,12 @@ class Channel {
   scannedFinal = false;
   scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
   template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
+  /** Signed channels only: everything released to the client, and the signature that covers `text`. */
+  sent: string | undefined;
+  signature: string | undefined;
+  constructor(signed: boolean) {
+    this.sent = signed ? "" : undefined;
+  }
   held(): number {
     return this.text.length - this.released;
   }
@@ -177,6 +192,7 @@ class Governor implements StreamGovernor {
     const rest = this.done ? null : this.splitter.end();
     if (rest) out += this.process(rest);
     if (!this.done) out += this.finishChannels([...this.channels.values()], true);
+    if (!this.done) this.rememberRedactedThinking();
     this.done = true;
     return { extra: out === "" ? null : Buffer.from(out, "utf8") };
   }
@@ -184,7 +200,7 @@ class Governor implements StreamGovernor {
   private channel(name: string): Channel {
     let ch = this.channels.get(name);
     if (!ch) {
-      ch = new Channel();
+      ch = new Channel(this.format.signed?.(name) ?? false);
       this.channels.set(name, ch);
     }
     return ch;
@@ -201,7 +217,14 @@ class Governor implements StreamGovernor {
       json = undefined;
     }
     const view = this.format.view(block.event, block.data, json);
-    if (view.pieces.length === 0 && view.endsChannels.length === 0 && !view.endsStream) return this.emit(block.raw);
+    // Endings of reasoning that never came are ignored, so such events pass as they did before.
+    const reasoningEnds = view.endsReasoning?.filter((name) => this.channels.has(name)) ?? [];
+    const ends = reasoningEnds.length > 0 ? [...view.endsChannels, ...reasoningEnds] : view.endsChannels;
+    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream) return this.emit(block.raw);
+    if (view.signature) {
+      const ch = this.channels.get(view.signature.channel);
+      if (ch) ch.signature = view.signature.value;
+    }
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -211,7 +234,7 @@ class Governor implements StreamGovernor {
       ch.template = { event: block.event, json, eol: block.eol };
       touched.set(p.channel, ch);
     });
-    const ending = new Set<string>(view.endsStream ? [...this.channels.keys()] : view.endsChannels);
+    const ending = new Set<string>(view.endsStream ? [...this.channels.keys()] : ends);
     // Scanning every small delta would scan each character many times: a channel is scanned and
     // releases text once `step` new characters arrived (its held text simply grows until then).
     const involved = new Map<string, Channel>();
@@ -246,6 +269,18 @@ class Governor implements StreamGovernor {
     });
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+  }
+
+  /**
+   * A signed thinking block whose text the client got changed: its original is kept under its signature.
+   * Only once the stream ended without a block (a blocked answer is never sent back whole).
+   */
+  private rememberRedactedThinking(): void {
+    const store = this.opts.redactedThinking;
+    if (!store) return;
+    for (const ch of this.channels.values()) {
+      if (ch.signature !== undefined && ch.sent !== undefined && ch.sent !== ch.text) store.remember(ch.signature, ch.sent, ch.text);
+    }
   }
 
   private emit(text: string, final = false): string {
@@ -385,6 +420,7 @@ class Governor implements StreamGovernor {
       open = s.end > end;
     }
     out += ch.text.slice(at, end);
+    if (ch.sent !== undefined) ch.sent += out;
     ch.openLabel = open;
     ch.released = end;
     return out;

@@ -5,14 +5,16 @@
 //   as one JSON answer at its end (it cannot be rewritten piecewise);
 // - only log policies: bytes pass through untouched.
 // In every case the outbound phase is recorded on the trace draft when the stream ends (or is ended):
-// every applicable outbound policy evaluated on the whole completion, completion PII, fired policies,
-// and status `blocked` when a block policy ended the stream.
+// every applicable outbound policy evaluated on the whole output (the completion, then the reasoning
+// the model showed beside it: policy/thinking governedOutputText), its PII, fired policies, and status
+// `blocked` when a block policy ended the stream.
 import { performance } from "node:perf_hooks";
 import type { Policy } from "@agentgov/proto";
 import type { ResponseFacts, StreamObserver } from "../../providers/index.js";
 import { estimateTokens } from "../../providers/index.js";
 import type { StreamGovernor as ProxyStreamGovernor, StreamGovernorContext, StreamGovernorFactory } from "../../proxy/stream-governor.js";
 import { detectPii } from "../pii/index.js";
+import { governedOutputText } from "../thinking/index.js";
 import { applicablePolicies } from "../engine/applicable.js";
 import { evaluatePolicies, partRedactor, redactSpans, applyRedaction, textEvidence, withStreamBlock, type PhaseOutcome } from "../engine/evaluate.js";
 import { createStreamGovernor, type StreamGovernor } from "./governor.js";
@@ -54,6 +56,7 @@ class RecordingGovernor implements ProxyStreamGovernor {
           inputTokens: this.inputTokens,
           injectionScore: ctx.draft.injectionScore,
           errorEvent: (p) => this.errorEvent(p),
+          ...(ctx.redactedThinking ? { redactedThinking: ctx.redactedThinking } : {}),
         })
       : null;
     this.held = !sse && acting ? [] : null;
@@ -132,11 +135,14 @@ class RecordingGovernor implements ProxyStreamGovernor {
     } catch {
       return raw;
     }
-    const text = facts.completionText;
+    const text = governedOutputText(facts.completionText, facts.reasoningText);
     const pii = this.ctx.agent.piiDetection ? this.ctx.draft.completionPii : null;
     const spans = redactSpans(text, outcome.redactors, pii);
     const fallback = (part: string) => applyRedaction(part, redactSpans(part, outcome.redactors, this.ctx.agent.piiDetection ? detectPii(part) : null));
-    return Buffer.from(JSON.stringify(this.ctx.adapter.mapCompletionText(json, partRedactor(text, spans, fallback))), "utf8");
+    // One redactor over completion then reasoning parts, in the order governedOutputText joins them.
+    const r = partRedactor(text, spans, fallback);
+    const redacted = this.ctx.adapter.mapReasoningText(this.ctx.adapter.mapCompletionText(json, r), r);
+    return Buffer.from(JSON.stringify(redacted), "utf8");
   }
 
   private errorEvent(p: Policy): string {
@@ -155,13 +161,16 @@ class RecordingGovernor implements ProxyStreamGovernor {
     return pii;
   }
 
+  /** Every outbound policy on the whole output: the completion and the reasoning shown beside it. */
   private evaluate(facts: ResponseFacts): PhaseOutcome {
-    const pii = this.piiOf(facts.completionText);
+    const text = governedOutputText(facts.completionText, facts.reasoningText);
+    const pii = this.piiOf(text);
+    // Findings in the reasoning lie past the completion's end; maskSpans tolerates such offsets.
     this.ctx.draft.completionPii = pii ?? [];
     return evaluatePolicies(
       this.policies,
       textEvidence({
-        text: facts.completionText,
+        text,
         model: this.ctx.draft.model,
         inputTokens: facts.usage?.inputTokens ?? this.inputTokens,
         pii,
