@@ -3,6 +3,7 @@
 import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { shiftRange } from "./shift-range.js";
 import { SseParser } from "./sse-parser.js";
 import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
@@ -87,6 +88,40 @@ function reasoningGroups(json: unknown): TextSlot[][] {
     .map((item) => [slot(item, "thinking")]);
   if (typeof message.tool_plan === "string") groups.push([slot(message, "tool_plan")]);
   return groups;
+}
+
+/**
+ * The text a citation points into, in an answer message: its `type` says which (TEXT_CONTENT, the
+ * default: the text of content item `content_index`; THINKING_CONTENT: that item's thinking; PLAN: the
+ * tool plan).
+ */
+function citedText(message: JsonObject, citation: JsonObject): string | undefined {
+  if (citation.type === "PLAN") return asString(message.tool_plan);
+  const item = asArray(message.content)[hasNumber(citation.content_index) ? citation.content_index : 0];
+  if (!isObject(item)) return undefined;
+  return asString(citation.type === "THINKING_CONTENT" ? item.thinking : item.text);
+}
+
+/**
+ * Citations quote the answer (`text`) and point into it (`start`/`end`): after a redaction of the text
+ * they point into, each moves with the text and quotes what the client now has there, so a redacted
+ * value does not come back through a citation and offsets stay right. `sources` echo the documents and
+ * tool results the client itself sent (inbound policies govern those).
+ */
+function citationsAfterRedaction(original: unknown, redacted: unknown): void {
+  if (!isObject(original) || !isObject(redacted) || !isObject(original.message) || !isObject(redacted.message)) return;
+  const before = original.message;
+  const after = redacted.message;
+  for (const citation of asArray(after.citations)) {
+    if (!isObject(citation) || !hasNumber(citation.start) || !hasNumber(citation.end)) continue;
+    const from = citedText(before, citation);
+    const to = citedText(after, citation);
+    if (from === undefined || to === undefined || from === to) continue;
+    const [start, end] = shiftRange(from, to, citation.start, citation.end);
+    citation.start = start;
+    citation.end = end;
+    if (typeof citation.text === "string") citation.text = to.slice(start, end);
+  }
 }
 
 /**
@@ -262,6 +297,7 @@ export const cohereAdapter: ProviderAdapter = {
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
+  afterRedaction: citationsAfterRedaction,
   streamObserver: () => new CohereObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // Cohere v2 has no error event: a stream that fails ends with message-end, finish_reason ERROR and delta.error.

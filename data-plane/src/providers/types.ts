@@ -137,6 +137,12 @@ export interface ProviderAdapter {
    * `original(signature, text)` knows it; undefined when nothing changed.
    */
   restoreSignedReasoning?(body: unknown, original: (signature: string, text: string) => string | undefined): unknown;
+  /**
+   * After an outbound redaction of a JSON answer (`redacted` is the mapped copy of `original`): brings
+   * fields that quote output text by offset in line with the redacted text (Cohere citations). Mutates
+   * `redacted`. Absent: nothing quotes output text.
+   */
+  afterRedaction?(original: unknown, redacted: unknown): void;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

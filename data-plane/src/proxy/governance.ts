@@ -38,7 +38,8 @@ export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors:
  * The answer with outbound redactions applied to each completion part, then to each reasoning part when
  * it has any (a copy). `scanned.text` is governedOutputText (completion, then reasoning), so one
  * redactor walks both in that order. Signed reasoning (Anthropic thinking) that changed is remembered
- * in `thinking` with its original, for the client's next turn.
+ * in `thinking` with its original, for the client's next turn; fields that quote the text by offset
+ * (Cohere citations) follow it.
  */
 export function redactAnswer(
   adapter: ProviderAdapter,
@@ -51,11 +52,11 @@ export function redactAnswer(
 ): unknown {
   const redact = redactor(redactors, piiOn, scanned);
   const answer = adapter.mapCompletionText(json, redact);
-  if (!hasReasoning) return answer;
-  const out = adapter.mapReasoningText(answer, redact);
-  if (thinking && adapter.changedSignedReasoning) {
+  const out = hasReasoning ? adapter.mapReasoningText(answer, redact) : answer;
+  if (hasReasoning && thinking && adapter.changedSignedReasoning) {
     for (const c of adapter.changedSignedReasoning(json, out)) thinking.remember(c.signature, c.redacted, c.original);
   }
+  adapter.afterRedaction?.(json, out);
   return out;
 }
 

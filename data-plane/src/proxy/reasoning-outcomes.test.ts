@@ -3,7 +3,8 @@
 // governance state, undici, an upstream HTTP server answering what each test sets):
 // - a redact policy masks it, a block policy refuses the answer, no policy passes it byte for byte;
 // - an Anthropic thinking block the sidecar redacted gets its original text back (its signature covers
-//   the original) when the client sends it back in the next turn.
+//   the original) when the client sends it back in the next turn;
+// - Cohere citations, which quote the answer and the plan by offset, follow their redaction.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
@@ -207,6 +208,45 @@ test("anthropic: a thinking block the sidecar redacted is restored to its signed
     const edited = { ...c.request, messages: [...hello, { role: "assistant", content: [{ ...given, thinking: "edited" }, first.content[1]] }, toolResult] };
     await send(s, c, edited);
     t.is((s.received[2] as { messages: { content: J[] }[] }).messages[1]!.content[0]!.thinking, "edited");
+  } finally {
+    await s.close();
+  }
+});
+
+test("cohere: citations of a redacted answer and plan quote the redacted text at moved offsets", async (t) => {
+  const s = await setup([policy("pol_redact", "redact")]);
+  const c = CASES.cohere;
+  try {
+    const text = `Write to ${EMAIL} about the renewal; the contract ends in May.`;
+    const plan = `Look up ${EMAIL} in the CRM.`;
+    const span = (whole: string, part: string) => ({ start: whole.indexOf(part), end: whole.indexOf(part) + part.length, text: part });
+    const sources = [{ type: "document", id: "doc-0", document: { id: "doc-0", text: "CRM record" } }];
+    s.answer({
+      id: "c2",
+      finish_reason: "COMPLETE",
+      message: {
+        role: "assistant",
+        tool_plan: plan,
+        content: [{ type: "text", text }],
+        citations: [
+          { ...span(text, `Write to ${EMAIL}`), sources, type: "TEXT_CONTENT", content_index: 0 },
+          { ...span(text, "the contract ends in May"), sources, type: "TEXT_CONTENT", content_index: 0 },
+          { ...span(plan, "in the CRM"), sources, type: "PLAN" },
+          { ...span(plan, EMAIL), sources, type: "PLAN" },
+        ],
+      },
+      usage: { billed_units: { input_tokens: 10, output_tokens: 5 }, tokens: { input_tokens: 74, output_tokens: 5 } },
+    });
+    const r = await send(s, c);
+    t.is(r.status, 200);
+    t.false(r.text.includes(EMAIL), "no citation carries the address back");
+    const message = (JSON.parse(r.text) as { message: { tool_plan: string; content: { text: string }[]; citations: { start: number; end: number; text: string; sources: unknown }[] } }).message;
+    const answer = message.content[0]!.text;
+    t.is(answer, "Write to [REDACTED:email] about the renewal; the contract ends in May.");
+    const quoted = message.citations.map((x, i) => (i < 2 ? answer : message.tool_plan).slice(x.start, x.end));
+    t.deepEqual(quoted, ["Write to [REDACTED:email]", "the contract ends in May", "in the CRM", "[REDACTED:email]"], "offsets point at the text the client has");
+    t.deepEqual(message.citations.map((x) => x.text), quoted, "each citation quotes what its offsets point at");
+    t.deepEqual(message.citations[1]!.sources, sources, "sources are the client's own documents, as sent");
   } finally {
     await s.close();
   }

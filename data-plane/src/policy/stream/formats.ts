@@ -31,6 +31,11 @@ export interface EventView {
   endsReasoning?: string[];
   /** The signature of a signed reasoning channel (Anthropic signature_delta). */
   signature?: { channel: string; value: string };
+  /**
+   * Objects of this event that quote a channel's text by offset (`start`, `end`, `text`: a Cohere
+   * citation), rewritten in place to follow the channel's redactions.
+   */
+  quotes?: { channel: string; quote: Json & { start: number; end: number } }[];
 }
 
 export interface StreamFormat {
@@ -38,8 +43,6 @@ export interface StreamFormat {
   view(event: string, data: string, json: unknown): EventView;
   /** An extra event carrying `text` for `channel`, modelled on `template` (the channel's last text event). */
   textEvent(channel: string, text: string, template: { event: string; json: unknown }): { event: string; json: Json };
-  /** Channels whose text a signature covers (Anthropic thinking): the governor keeps what it released of them. */
-  signed?(channel: string): boolean;
 }
 
 const EMPTY: EventView = { pieces: [], endsChannels: [], endsStream: false };
@@ -152,7 +155,6 @@ const anthropic: StreamFormat = {
     const delta = kind === "thinking" ? { type: "thinking_delta", thinking: text } : { type: "text_delta", text };
     return { event: "content_block_delta", json: { type: "content_block_delta", index: Number(index), delta } };
   },
-  signed: (channel) => channel.endsWith(":thinking"),
 };
 
 /**
@@ -234,6 +236,15 @@ const cohere: StreamFormat = {
       }
       case "tool-call-start":
         return { ...EMPTY, endsReasoning: [PLAN] };
+      case "citation-start": {
+        // A citation points into the text of content item `content_index` (TEXT_CONTENT, the default),
+        // that item's thinking (THINKING_CONTENT) or the tool plan (PLAN).
+        const citation = message().citations;
+        if (!isObject(citation) || typeof citation.start !== "number" || typeof citation.end !== "number") return EMPTY;
+        const item = typeof citation.content_index === "number" ? citation.content_index : 0;
+        const quoted = citation.type === "PLAN" ? PLAN : citation.type === "THINKING_CONTENT" ? `${item}:thinking` : String(item);
+        return { ...EMPTY, quotes: [{ channel: quoted, quote: citation as Json & { start: number; end: number } }] };
+      }
       case "content-end":
         return { ...EMPTY, endsChannels: [channel], endsReasoning: [`${channel}:thinking`] };
       case "message-end":

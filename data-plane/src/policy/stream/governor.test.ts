@@ -394,3 +394,70 @@ test.serial("anthropic: nothing is remembered when the thinking is unchanged, or
   t.is(textOf("anthropic", out2).reasoningText, THOUGHT_REDACTED, "the thinking went out redacted before the block");
   t.is(store.size, 0);
 });
+
+// --- Cohere citations: they quote the answer by offset ---
+
+const cohereEvent = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const CITED_EMAIL = "jo.smith@example.com";
+const CITED_TEXT = `Write to ${CITED_EMAIL} about the renewal. The contract ends in May, so the notice must go out before the end of March at the latest.`;
+
+/** A Cohere RAG answer streamed 6 characters a delta, one citation inline (right after its text) and one after content-end. */
+function citedStream(): { raw: string; inline: string; late: string } {
+  const at = (part: string) => ({ start: CITED_TEXT.indexOf(part), end: CITED_TEXT.indexOf(part) + part.length, text: part });
+  const sources = [{ type: "document", id: "doc-0", document: { id: "doc-0", snippet: "CRM" } }];
+  const inline = `Write to ${CITED_EMAIL}`;
+  const late = "The contract ends in May";
+  let raw = cohereEvent("message-start", { id: "m1", delta: { message: { role: "assistant", content: [], tool_plan: "", tool_calls: [], citations: [] } } });
+  raw += cohereEvent("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } });
+  const inlineEnd = at(inline).end;
+  for (let i = 0; i < CITED_TEXT.length; i += 6) {
+    raw += cohereEvent("content-delta", { index: 0, delta: { message: { content: { text: CITED_TEXT.slice(i, i + 6) } } } });
+    if (i < inlineEnd && i + 6 >= inlineEnd) {
+      raw += cohereEvent("citation-start", { index: 0, delta: { message: { citations: { ...at(inline), sources, type: "TEXT_CONTENT", content_index: 0 } } } });
+      raw += cohereEvent("citation-end", { index: 0 });
+    }
+  }
+  raw += cohereEvent("content-end", { index: 0 });
+  raw += cohereEvent("citation-start", { index: 1, delta: { message: { citations: { ...at(late), sources, type: "TEXT_CONTENT", content_index: 0 } } } });
+  raw += cohereEvent("citation-end", { index: 1 });
+  raw += cohereEvent("message-end", { delta: { finish_reason: "COMPLETE", usage: { billed_units: { input_tokens: 5, output_tokens: 30 } } } });
+  return { raw, inline, late };
+}
+
+const citationsOf = (bytes: Buffer) =>
+  parseSse(bytes.toString("utf8"))
+    .events.filter((e) => e.event === "citation-start")
+    .map((e) => (JSON.parse(e.data) as { delta: { message: { citations: { start: number; end: number; text: string } } } }).delta.message.citations);
+
+test("cohere: citations follow a redaction of the text they quote, inline (held text leaves first) and after content-end", (t) => {
+  const { raw } = citedStream();
+  for (const size of [raw.length, 7]) {
+    const out = run(governor("cohere", [policy("redact", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), size));
+    const text = out.toString("utf8");
+    t.false(text.includes("jo.smith") || text.includes("example.com"), "no part of the address leaves, in text or citation");
+    const answer = textOf("cohere", out).completionText;
+    t.is(answer, CITED_TEXT.replace(CITED_EMAIL, "[REDACTED:email]"));
+    const cites = citationsOf(out);
+    t.deepEqual(cites.map((c) => c.text), ["Write to [REDACTED:email]", "The contract ends in May"]);
+    t.deepEqual(cites.map((c) => answer.slice(c.start, c.end)), cites.map((c) => c.text), "offsets point at the text the client has");
+    // The inline citation came while its text was held: that text left first, in a content-delta before it.
+    const events = parseSse(text).events.map((e) => e.event);
+    const firstCitation = events.indexOf("citation-start");
+    const upToCitation = textOf("cohere", Buffer.from(parseSse(text).events.slice(0, firstCitation).map((e) => `event: ${e.event}\ndata: ${e.data}\n\n`).join(""))).completionText;
+    t.true(upToCitation.startsWith("Write to [REDACTED:email]"), "the cited text reached the client before its citation");
+  }
+});
+
+test("cohere: with nothing redacted, citation events pass byte for byte", (t) => {
+  const { raw } = citedStream();
+  const out = run(governor("cohere", [policy("redact", { piiTypes: ["ssn"] })]), [Buffer.from(raw)]);
+  const rawCitations = parseSse(raw).events.filter((e) => e.event === "citation-start").map((e) => e.data);
+  t.deepEqual(parseSse(out.toString("utf8")).events.filter((e) => e.event === "citation-start").map((e) => e.data), rawCitations);
+});
+
+test("cohere: a block policy on the cited address ends the stream before the citation or its text leaves", (t) => {
+  const { raw } = citedStream();
+  const out = run(governor("cohere", [policy("block", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), 7)).toString("utf8");
+  t.false(out.includes("jo.smith"));
+  t.is(citationsOf(Buffer.from(out)).length, 0);
+});

@@ -25,7 +25,8 @@ import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
-import { streamFormat, type StreamFormat } from "./formats.js";
+import { shiftRange } from "../../providers/shift-range.js";
+import { streamFormat, type EventView, type StreamFormat } from "./formats.js";
 import type { RedactedThinkingStore } from "../thinking/index.js";
 
 /** Text held back per channel so that an entity split across deltas is seen whole (64 ≥ every bounded PII format). */
@@ -98,12 +99,9 @@ class Channel {
   scannedFinal = false;
   scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
   template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
-  /** Signed channels only: everything released to the client, and the signature that covers `text`. */
-  sent: string | undefined;
+  /** Everything released to the client (redacted), and for a signed channel the signature that covers `text`. */
+  sent = "";
   signature: string | undefined;
-  constructor(signed: boolean) {
-    this.sent = signed ? "" : undefined;
-  }
   held(): number {
     return this.text.length - this.released;
   }
@@ -200,7 +198,7 @@ class Governor implements StreamGovernor {
   private channel(name: string): Channel {
     let ch = this.channels.get(name);
     if (!ch) {
-      ch = new Channel(this.format.signed?.(name) ?? false);
+      ch = new Channel();
       this.channels.set(name, ch);
     }
     return ch;
@@ -220,6 +218,7 @@ class Governor implements StreamGovernor {
     // Endings of reasoning that never came are ignored, so such events pass as they did before.
     const reasoningEnds = view.endsReasoning?.filter((name) => this.channels.has(name)) ?? [];
     const ends = reasoningEnds.length > 0 ? [...view.endsChannels, ...reasoningEnds] : view.endsChannels;
+    if (view.quotes) return this.quoting(block, json, view.quotes);
     if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream) return this.emit(block.raw);
     if (view.signature) {
       const ch = this.channels.get(view.signature.channel);
@@ -272,6 +271,39 @@ class Governor implements StreamGovernor {
   }
 
   /**
+   * An event that quotes channels by offset (a Cohere citation): the quoted text leaves first, judged
+   * and redacted as it would have been (an inserted text event before this one, when it was still
+   * held), then each quote is moved onto the text the client got and quotes it. A quote that reaches
+   * into text still held (an entity that may still grow) is cut where the released text ends.
+   */
+  private quoting(block: SseBlock, json: unknown, quotes: NonNullable<EventView["quotes"]>): string {
+    let before = "";
+    let changed = false;
+    for (const { channel: name, quote } of quotes) {
+      const ch = this.channels.get(name);
+      if (!ch) continue;
+      if (quote.end > ch.released) {
+        this.newRound();
+        this.scanChannel(ch, false);
+        if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
+        this.activateRedactors();
+        const text = this.release(ch, false, quote.end);
+        if (text !== "") before += this.inserted(name, ch, text);
+      }
+      const released = ch.text.slice(0, ch.released);
+      if (ch.sent === released && quote.end <= ch.released) continue; // nothing redacted: the quote is right as it is
+      const end = Math.min(quote.end, ch.released);
+      const [start, to] = shiftRange(released, ch.sent, Math.min(quote.start, end), end);
+      quote.start = start;
+      quote.end = to;
+      if (typeof quote.text === "string") quote.text = ch.sent.slice(start, to);
+      changed = true;
+    }
+    if (changed) this.counters.rewritten++;
+    return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+  }
+
+  /**
    * A signed thinking block whose text the client got changed: its original is kept under its signature.
    * Only once the stream ended without a block (a blocked answer is never sent back whole).
    */
@@ -279,7 +311,7 @@ class Governor implements StreamGovernor {
     const store = this.opts.redactedThinking;
     if (!store) return;
     for (const ch of this.channels.values()) {
-      if (ch.signature !== undefined && ch.sent !== undefined && ch.sent !== ch.text) store.remember(ch.signature, ch.sent, ch.text);
+      if (ch.signature !== undefined && ch.sent !== ch.text) store.remember(ch.signature, ch.sent, ch.text);
     }
   }
 
@@ -393,12 +425,13 @@ class Governor implements StreamGovernor {
     return mergeSpans(spans);
   }
 
-  /** Releases what may leave now (everything when `final`), redacted. */
-  private release(ch: Channel, final: boolean): string {
+  /** Releases what may leave now (everything when `final`; at least up to `atLeast` when given), redacted. */
+  private release(ch: Channel, final: boolean, atLeast?: number): string {
     const n = ch.text.length;
     const R = ch.released;
     const spans = this.spans(ch).filter((s) => s.end > R);
     let end = final ? n : Math.max(R, n - this.windowChars);
+    if (atLeast !== undefined) end = Math.max(end, Math.min(atLeast, n));
     for (const s of spans) {
       if (!final && s.end >= n) end = Math.min(end, Math.max(R, s.start)); // may still grow: hold it whole
       else if (s.start < end && end < s.end) end = Math.max(R, s.start); // never cut a span
@@ -420,7 +453,7 @@ class Governor implements StreamGovernor {
       open = s.end > end;
     }
     out += ch.text.slice(at, end);
-    if (ch.sent !== undefined) ch.sent += out;
+    ch.sent += out;
     ch.openLabel = open;
     ch.released = end;
     return out;
