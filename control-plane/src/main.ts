@@ -63,6 +63,7 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
     database: config.CLICKHOUSE_DATABASE,
     dataDir: join(dataDir, "chdb"),
     retentionDays: config.TRACE_RETENTION_DAYS,
+    storeRawPii: config.TRACE_STORE_RAW_PII,
     logger: log,
   });
 

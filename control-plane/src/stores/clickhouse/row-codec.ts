@@ -2,6 +2,7 @@
 // repeated messages become parallel arrays; strings are made well-formed UTF-16 (see sql-literal)
 // so that what is stored compares equal to filter values; non-finite numbers are stored as 0.
 
+import { maskSpans } from "@agentgov/data-plane/pii-mask";
 import {
   create,
   PiiDetectionSchema,
@@ -31,8 +32,16 @@ function finite(value: number, field: string, report: EncodeReport): number {
 
 const s = wellFormed;
 
-/** The row for one trace; `version` orders copies of the same trace (the highest wins). */
-export function traceToRow(t: Trace, version: number, report: EncodeReport = { nonFinite: [] }): EngineRow {
+/** `text` with the trace's PII detections of `source` as `*` of the same length (TRACE_STORE_RAW_PII=false). */
+function masked(t: Trace, text: string, source: "prompt" | "completion"): string {
+  return maskSpans(s(text), t.piiDetections.filter((d) => d.source === source), "star");
+}
+
+/**
+ * The row for one trace; `version` orders copies of the same trace (the highest wins). Unless
+ * `storeRawPii`, prompt and completion keep no detected PII in clear.
+ */
+export function traceToRow(t: Trace, version: number, report: EncodeReport = { nonFinite: [] }, storeRawPii = false): EngineRow {
   if (!t.tenantId) throw new TraceStoreError("invalid_argument", "trace without tenant_id");
   if (!t.id) throw new TraceStoreError("invalid_argument", "trace without id");
   const ms = Number(t.timestampMs);
@@ -91,8 +100,8 @@ export function traceToRow(t: Trace, version: number, report: EncodeReport = { n
     quality_scores: t.qualityScores.map((x) => f(x.score, "quality_scores.score")),
     tool_names: t.toolCalls.map((x) => s(x.name)),
     tool_ids: t.toolCalls.map((x) => s(x.id)),
-    prompt: s(t.prompt),
-    completion: s(t.completion),
+    prompt: storeRawPii ? s(t.prompt) : masked(t, t.prompt, "prompt"),
+    completion: storeRawPii ? s(t.completion) : masked(t, t.completion, "completion"),
     streamed: t.streamed ? 1 : 0,
     version,
   };

@@ -5,6 +5,7 @@
 import test from "ava";
 import {
   create,
+  toBinary,
   PiiDetectionSchema,
   QualityScoreSchema,
   SpanSchema,
@@ -24,7 +25,7 @@ test.after.always(() => removeChdbDataDir());
 
 for (const kind of enginesUnderTest()) {
   test(`${kind}: every field of a trace round-trips through insert and get`, async (t) => {
-    const ts = await openTestStore(kind);
+    const ts = await openTestStore(kind, { storeRawPii: true }); // prompt and completion as sent, too
     try {
       const ms = Date.UTC(2026, 0, 15, 10, 30, 45, 678);
       const full = fullTrace("ten_a", ms);
@@ -201,3 +202,41 @@ test("server: an unreachable URL fails with engine_unavailable", async (t) => {
   );
   t.is(e?.code, "engine_unavailable");
 });
+
+for (const kind of enginesUnderTest()) {
+  test(`${kind}: prompt and completion keep no detected PII in clear unless TRACE_STORE_RAW_PII, whatever the sidecar sent`, async (t) => {
+    // What a sidecar running with TRACE_STORE_RAW_PII=true sends: its findings and the text in clear.
+    const prompt = "Mail jo@example.com about SSN 234-56-7891, please.";
+    const completion = "Done: wrote to jo@example.com.";
+    const at = (text: string, part: string, source: string, entityType: string) =>
+      create(PiiDetectionSchema, { entityType, start: text.indexOf(part), end: text.indexOf(part) + part.length, source, score: 0.9 });
+    const raw = makeTrace({
+      tenantId: "ten_a",
+      timestampMs: BigInt(Date.UTC(2026, 0, 16)),
+      prompt,
+      completion,
+      piiDetections: [at(prompt, "jo@example.com", "prompt", "email"), at(prompt, "234-56-7891", "prompt", "ssn"), at(completion, "jo@example.com", "completion", "email")],
+    });
+    const masked = await openTestStore(kind);
+    const clear = await openTestStore(kind, { storeRawPii: true });
+    try {
+      const shipped = makeTrace({ ...raw, id: traceId(Date.UTC(2026, 0, 16)) });
+      for (const ts of [masked, clear]) {
+        await ts.store.insert([raw]); // a Trace message
+        await ts.store.insertTranscoded([ts.store.transcode(toBinary(TraceSchema, shipped))]); // the ingest path: encoded bytes
+      }
+      for (const id of [raw.id, shipped.id]) {
+        const got = await masked.store.get("ten_a", id);
+        t.is(got?.prompt, "Mail ************** about SSN ***********, please.");
+        t.is(got?.completion, "Done: wrote to **************.");
+        t.deepEqual(got?.piiDetections, raw.piiDetections, "the findings themselves are kept (offsets stay valid)");
+        const kept = await clear.store.get("ten_a", id);
+        t.is(kept?.prompt, prompt, "TRACE_STORE_RAW_PII=true keeps what the sidecar sent");
+        t.is(kept?.completion, completion);
+      }
+    } finally {
+      await masked.dispose();
+      await clear.dispose();
+    }
+  });
+}

@@ -44,6 +44,7 @@ class ClickHouseTraceStore implements TraceStore {
     private readonly retentionDays: number,
     private readonly logger: TraceStoreLogger | undefined,
     rollupMarginMs: number | undefined,
+    private readonly storeRawPii = false,
   ) {
     this.engine = sqlEngine.kind;
     const db = sqlIdent(database);
@@ -59,7 +60,7 @@ class ClickHouseTraceStore implements TraceStore {
   }
 
   transcode(bytes: Uint8Array): TranscodedTrace {
-    const t = transcodeTrace(bytes, this.nextVersion());
+    const t = transcodeTrace(bytes, this.nextVersion(), this.storeRawPii);
     if (t.nonFinite.length > 0) {
       this.logger?.warn({ traceId: t.facts.id, fields: [...new Set(t.nonFinite)] }, "non-finite trace numbers stored as 0");
     }
@@ -145,7 +146,7 @@ export async function openTraceStore(o: TraceStoreOptions): Promise<TraceStore> 
     const caps = engineCaps(version);
     await migrate(engine, db, caps);
     if (caps.ttl && o.rowTtl !== false) await applyRetentionTtl(engine, o.database, o.retentionDays);
-    return new ClickHouseTraceStore(engine, o.database, o.retentionDays, o.logger, o.rollupMarginMs);
+    return new ClickHouseTraceStore(engine, o.database, o.retentionDays, o.logger, o.rollupMarginMs, o.storeRawPii);
   } catch (e) {
     await engine.close().catch(() => undefined);
     throw e;

@@ -13,6 +13,7 @@
 // absent fields are proto3 defaults, non-finite numbers are stored as 0, nested repeated messages
 // become parallel arrays.
 
+import { maskSpans } from "@agentgov/data-plane/pii-mask";
 import { isUtf8 } from "node:buffer";
 import { TraceStoreError } from "./errors.js";
 import { MAX_MS, MIN_MS } from "./time.js";
@@ -354,6 +355,28 @@ function numberElement(first: boolean, v: number): void {
   ascii(String(v));
 }
 
+/**
+ * Writes the prompt or completion field with the trace's PII detections of that `source` replaced by
+ * `*` of the same length (offsets stay valid), whatever the sidecar sent: traces never keep detected
+ * PII in clear unless the control plane's TRACE_STORE_RAW_PII allows it. A text already masked (the
+ * sidecar's default) is written as it came, without decoding.
+ */
+function maskedField(no: number, source: string): void {
+  const ranges = rep(F.piiDetections);
+  let spans: { entityType: string; start: number; end: number }[] | undefined;
+  for (let i = 0; i < ranges.length; i += 2) {
+    parseNested(ranges[i]!, ranges[i + 1]!, PII.strings, PII.doubles, PII.uints);
+    if (text(subStart[4]!, subEnd[4]!) === source) (spans ??= []).push({ entityType: "", start: subNum[2]!, end: subNum[3]! }); // stars need no type
+  }
+  if (!spans) return field(strStart[no]!, strEnd[no]!);
+  const original = text(strStart[no]!, strEnd[no]!);
+  const masked = maskSpans(original, spans, "star");
+  if (masked === original) return field(strStart[no]!, strEnd[no]!);
+  const bytes = Buffer.from(masked, "utf8");
+  escapedBytes(bytes, 0, bytes.length, false);
+  byte(TAB);
+}
+
 const SPAN = { strings: bits(1), doubles: bits(2), uints: 0 };
 const PII = { strings: bits(1, 4), doubles: bits(5), uints: bits(2, 3) };
 const POLICY = { strings: bits(1, 2, 3, 4), doubles: 0, uints: 0 };
@@ -365,7 +388,7 @@ const TOOL = { strings: bits(1, 2), doubles: 0, uints: 0 };
  * wins). Throws TraceStoreError invalid_argument for bytes that are not a Trace, or a trace the
  * store cannot hold (no id or tenant, timestamp out of range).
  */
-export function transcodeTrace(bytes: Uint8Array, version: number): TranscodedTrace {
+export function transcodeTrace(bytes: Uint8Array, version: number, storeRawPii = false): TranscodedTrace {
   buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   pos = 0;
   end = buf.length;
@@ -504,8 +527,13 @@ export function transcodeTrace(bytes: Uint8Array, version: number): TranscodedTr
   array(F.qualityScores, QUALITY, (first) => numberElement(first, finite(subNum[2]!, "quality_scores.score")));
   array(F.toolCalls, TOOL, (first) => quotedElement(first, 1));
   array(F.toolCalls, TOOL, (first) => quotedElement(first, 2));
-  s(F.prompt);
-  s(F.completion);
+  if (storeRawPii) {
+    s(F.prompt);
+    s(F.completion);
+  } else {
+    maskedField(F.prompt, "prompt");
+    maskedField(F.completion, "completion");
+  }
   int(nums[F.streamed]!);
   ascii(String(version));
   byte(NL);

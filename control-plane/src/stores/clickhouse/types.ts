@@ -30,6 +30,11 @@ export interface TraceStoreOptions {
    * retention under a simulated clock (TTL uses the real one).
    */
   rowTtl?: boolean;
+  /**
+   * TRACE_STORE_RAW_PII: keep prompt and completion as the sidecar sent them. Default false: their
+   * detected PII spans are stored as `*` of the same length, whatever a sidecar's own setting.
+   */
+  storeRawPii?: boolean;
 }
 
 export type TraceStatus = "success" | "error" | "blocked";

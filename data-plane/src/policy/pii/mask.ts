@@ -1,8 +1,13 @@
 // Masking of detected spans: same-length stars for stored traces, typed placeholders for providers.
 
-import type { PiiFinding } from "./types.js";
-
 export type MaskStyle = "star" | "redact";
+
+/** A span to mask: a PiiFinding, or a stored trace's PII detection (the control plane masks those). */
+export interface MaskSpan {
+  entityType: string;
+  start: number;
+  end: number;
+}
 
 /**
  * Replaces each finding's span in `text`.
@@ -10,7 +15,7 @@ export type MaskStyle = "star" | "redact";
  * - "redact": `[REDACTED:<type>]`.
  * Findings may be in any order; a span overlapping an earlier-starting one is skipped.
  */
-export function maskSpans(text: string, findings: readonly Pick<PiiFinding, "entityType" | "start" | "end">[], style: MaskStyle): string {
+export function maskSpans(text: string, findings: readonly MaskSpan[], style: MaskStyle): string {
   if (findings.length === 0) return text;
   const sorted = findings.length === 1 ? findings : [...findings].sort((a, b) => a.start - b.start || b.end - a.end);
   let out = "";
