@@ -45,7 +45,7 @@ export function makeTrace(s: TraceSpec): Trace {
   const inputCost = (inputTokens * pIn) / 1e6;
   const outputCost = (outputTokens * pOut) / 1e6;
   const latency = s.latencyMs ?? 250;
-  const prompt = s.pii ? "You are helpful.\n\nMy SSN is ***-**-**** please file it" : "You are helpful.\n\nSummarise the meeting notes";
+  const prompt = s.pii ? "You are helpful.\n\nMy SSN is *********** please file it" : "You are helpful.\n\nSummarise the meeting notes";
   const blocked = status === "blocked";
   return create(TraceSchema, {
     id: newId("trc", s.atMs),
