@@ -182,7 +182,9 @@ export function parseChatResponse(json: unknown): ResponseFacts {
     completionText: joinGroups(chatCompletionGroups(json).map((g) => g.map((s) => s.get()))),
     toolCalls: chatToolCalls(json),
   };
-  const reasoning = joinGroups(chatReasoningGroups(json).map((g) => g.map((s) => s.get())));
+  // Thinking chunks live in array contents only (Mistral reasoning models): plain answers skip the walk.
+  const arrays = isObject(json) && asArray(json.choices).some((c) => isObject(c) && isObject(c.message) && Array.isArray(c.message.content));
+  const reasoning = arrays ? joinGroups(chatReasoningGroups(json).map((g) => g.map((s) => s.get()))) : "";
   if (reasoning) facts.reasoningText = reasoning;
   if (isObject(json)) {
     const usage = chatUsage(json.usage);

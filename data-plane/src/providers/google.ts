@@ -185,7 +185,9 @@ function parseOne(json: unknown): ResponseFacts {
     completionText: readGroups(json, completionGroups),
     toolCalls: candidates.flatMap(functionCalls),
   };
-  const reasoning = readGroups(json, reasoningGroups);
+  // Thought parts only come from thinking models that include thoughts: other answers skip the walk.
+  const thoughts = candidates.some((c) => isObject(c.content) && asArray(c.content.parts).some((p) => isObject(p) && p.thought === true));
+  const reasoning = thoughts ? readGroups(json, reasoningGroups) : "";
   if (reasoning) facts.reasoningText = reasoning;
   if (isObject(json) && isObject(json.usageMetadata)) facts.usage = googleUsage(json.usageMetadata);
   if (facts.usage === undefined) {
