@@ -5,9 +5,15 @@
 import { findRunningEmbedded, startEmbeddedPostgres } from "../stores/postgres/embedded.js";
 import { openDb, type Db } from "../stores/postgres/db.js";
 import { migrate } from "../stores/postgres/migrate.js";
-import { loadControlPlaneConfig } from "../config/env.js";
+import { loadControlPlaneConfig, type ControlPlaneConfig } from "../config/env.js";
 
-export async function withDatabase<T>(env: NodeJS.ProcessEnv, fn: (db: Db) => Promise<T>): Promise<T> {
+/** What a command gets besides the database: the checked configuration and the migrations this run applied. */
+export interface CommandContext {
+  config: ControlPlaneConfig;
+  applied: string[];
+}
+
+export async function withDatabase<T>(env: NodeJS.ProcessEnv, fn: (db: Db, ctx: CommandContext) => Promise<T>): Promise<T> {
   const config = loadControlPlaneConfig(env);
   const dataDir = config.DATA_DIR;
   let url = config.DATABASE_URL;
@@ -20,8 +26,8 @@ export async function withDatabase<T>(env: NodeJS.ProcessEnv, fn: (db: Db) => Pr
   }
   const db = openDb(url, 2);
   try {
-    await migrate(db);
-    return await fn(db);
+    const applied = await migrate(db);
+    return await fn(db, { config, applied });
   } finally {
     await db.close();
     await stop?.();

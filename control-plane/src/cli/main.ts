@@ -126,7 +126,8 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "migrate": {
-      const applied = await withDatabase(env, (db) => migrate(db));
+      // withDatabase migrates before any command: what it applied is this command's answer.
+      const applied = await withDatabase(env, async (db, ctx) => [...ctx.applied, ...(await migrate(db))]);
       out({ applied });
       return;
     }
@@ -135,8 +136,8 @@ async function main(argv: string[]): Promise<void> {
       const v = flags(rest, { name: { type: "string" }, scope: { type: "string" }, org: { type: "string" } });
       const scope = required(v, "scope");
       if (!(KEY_SCOPES as readonly string[]).includes(scope)) throw new Error("--scope must be api, agent or ingest");
-      const org = (v.org as string | undefined) ?? env.BOOTSTRAP_IDP_ORG_ID ?? "org_default";
-      const result = await withDatabase(env, async (db) => {
+      const result = await withDatabase(env, async (db, { config }) => {
+        const org = (v.org as string | undefined) ?? config.BOOTSTRAP_IDP_ORG_ID;
         const t = await db.query<{ tenant_id: string; user_id: string }>(
           `SELECT t.id AS tenant_id, u.id AS user_id FROM tenants t JOIN users u ON u.tenant_id = t.id
             WHERE t.idp_org_id = $1 AND u.role = 'admin' AND u.status = 'active' ORDER BY u.created_at LIMIT 1`,

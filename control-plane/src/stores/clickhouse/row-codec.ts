@@ -34,7 +34,9 @@ const s = wellFormed;
 
 /** `text` with the trace's PII detections of `source` as `*` of the same length (TRACE_STORE_RAW_PII=false). */
 function masked(t: Trace, text: string, source: "prompt" | "completion"): string {
-  return maskSpans(s(text), t.piiDetections.filter((d) => d.source === source), "star");
+  // Well-formed after masking too: a span may start or end inside a surrogate pair (stored as U+FFFD, as
+  // the transcoder's UTF-8 encoding of the masked text stores it).
+  return s(maskSpans(s(text), t.piiDetections.filter((d) => d.source === source), "star"));
 }
 
 /**

@@ -126,6 +126,15 @@ for (const kind of enginesUnderTest()) {
           ),
         );
       });
+      // Detected PII stored masked (TRACE_STORE_RAW_PII off): hostile texts with detections of each
+      // source, overlapping spans, spans splitting a surrogate pair, spans past the end, and an ASCII text
+      // whose spans are already stars.
+      const pii = (source: string, start: number, end: number) => create(PiiDetectionSchema, { entityType: "email", start, end, source, score: 0.9 });
+      hostile.forEach((s, i) => {
+        const text = `mail ${s} 😀 jo@example.com ${s}`;
+        add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 300 + i), prompt: text, completion: s + text, piiDetections: [pii("prompt", 2, 9 + (i % 7)), pii("prompt", 5, 12), pii("completion", i % 5, 4_294_967_295 - i), pii("prompt", text.indexOf("😀") + 1, text.indexOf("😀") + 3)] })));
+      });
+      add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 299), prompt: "SSN ***********, ok", piiDetections: [pii("prompt", 4, 15)] })));
       // Non-finite numbers, an empty optional session id, NaN inside nested messages.
       add(
         toBinary(

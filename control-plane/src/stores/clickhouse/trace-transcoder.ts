@@ -14,7 +14,7 @@
 // become parallel arrays.
 
 import { maskSpans } from "@agentgov/data-plane/pii-mask";
-import { isUtf8 } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import { TraceStoreError } from "./errors.js";
 import { MAX_MS, MIN_MS } from "./time.js";
 
@@ -182,6 +182,7 @@ const TAB = 0x09;
 const NL = 0x0a;
 const BACKSLASH = 0x5c;
 const QUOTE = 0x27;
+const STAR = 0x2a;
 
 function byte(b: number): void {
   room(1);
@@ -358,8 +359,9 @@ function numberElement(first: boolean, v: number): void {
 /**
  * Writes the prompt or completion field with the trace's PII detections of that `source` replaced by
  * `*` of the same length (offsets stay valid), whatever the sidecar sent: traces never keep detected
- * PII in clear unless the control plane's TRACE_STORE_RAW_PII allows it. A text already masked (the
- * sidecar's default) is written as it came, without decoding.
+ * PII in clear unless the control plane's TRACE_STORE_RAW_PII allows it. An ASCII text whose spans are
+ * already stars (the sidecar's default) is written as it came, without decoding: in ASCII, UTF-16
+ * offsets are byte offsets.
  */
 function maskedField(no: number, source: string): void {
   const ranges = rep(F.piiDetections);
@@ -369,12 +371,24 @@ function maskedField(no: number, source: string): void {
     if (text(subStart[4]!, subEnd[4]!) === source) (spans ??= []).push({ entityType: "", start: subNum[2]!, end: subNum[3]! }); // stars need no type
   }
   if (!spans) return field(strStart[no]!, strEnd[no]!);
+  if (starredAscii(strStart[no]!, strEnd[no]!, spans)) return field(strStart[no]!, strEnd[no]!);
   const original = text(strStart[no]!, strEnd[no]!);
   const masked = maskSpans(original, spans, "star");
   if (masked === original) return field(strStart[no]!, strEnd[no]!);
   const bytes = Buffer.from(masked, "utf8");
   escapedBytes(bytes, 0, bytes.length, false);
   byte(TAB);
+}
+
+/** Whether bytes [s, e) are ASCII and every span's characters within them are already `*`. */
+function starredAscii(s: number, e: number, spans: readonly { start: number; end: number }[]): boolean {
+  if (!isAscii(buf.subarray(s, e))) return false;
+  for (const span of spans) {
+    const from = s + Math.max(0, span.start);
+    const to = Math.min(e, s + span.end);
+    for (let i = from; i < to; i++) if (buf[i] !== STAR) return false;
+  }
+  return true;
 }
 
 const SPAN = { strings: bits(1), doubles: bits(2), uints: 0 };

@@ -19,7 +19,7 @@ test("redact replaces spans by [REDACTED:<type>]", (t) => {
   t.is(maskSpans(text, detectPii(text), "redact"), "Email [REDACTED:email] or call [REDACTED:phone]; SSN [REDACTED:ssn].");
 });
 
-test("no findings returns the text unchanged; unsorted and overlapping input is handled", (t) => {
+test("no findings returns the text unchanged; unsorted and overlapping input: stars cover the union, labels one per entity", (t) => {
   t.is(maskSpans(text, [], "redact"), text);
   const s = "abcdefghij";
   const out = maskSpans(
@@ -31,7 +31,13 @@ test("no findings returns the text unchanged; unsorted and overlapping input is 
     ],
     "star",
   );
-  t.is(out, "a**def**ij");
+  t.is(out, "a****f**ij", "every character some span covers is masked");
+  const spans = [
+    { entityType: "ssn", start: 1, end: 3 },
+    { entityType: "phone", start: 2, end: 5 },
+  ];
+  t.is(maskSpans(s, spans, "redact"), "a[REDACTED:ssn]defghij", "an overlapping span gets no second label");
+  t.is(maskSpans("card 4111-1111-1111-1111 end", [{ entityType: "x", start: 5, end: 14 }, { entityType: "y", start: 10, end: 24 }], "star"), "card ******************* end");
 });
 
 test("surrogate pairs: offsets are UTF-16 code units", (t) => {
