@@ -4,7 +4,7 @@ import { argumentsText, asArray, asCount, asString, cloneJson, fieldsJson, hasNu
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -33,16 +33,16 @@ function blockSlots(holder: JsonObject, key: string): TextSlot[] {
   for (const block of asArray(value)) {
     if (!isObject(block)) continue;
     if (block.type === "text" && typeof block.text === "string") slots.push(slot(block, "text"));
-    else if (block.type === "tool_result") slots.push(...blockSlots(block, "content"));
+    else if (block.type === "tool_result") pushAll(slots, blockSlots(block, "content"));
     else if (block.type === "document" && isObject(block.source) && block.source.type === "text" && typeof block.source.data === "string") {
       slots.push(slot(block.source, "data"));
     } else if (block.type === "document" && isObject(block.source) && block.source.type === "content") {
-      slots.push(...blockSlots(block.source, "content"));
+      pushAll(slots, blockSlots(block.source, "content"));
     } else if (block.type === "search_result") {
       if (typeof block.title === "string") slots.push(slot(block, "title"));
-      slots.push(...blockSlots(block, "content"));
+      pushAll(slots, blockSlots(block, "content"));
     } else if (TOOL_BLOCKS.has(String(block.type)) && isObject(block.input)) {
-      slots.push(...leafSlots(block, "input"));
+      pushAll(slots, leafSlots(block, "input"));
     }
   }
   return slots;
@@ -52,7 +52,7 @@ function promptSlots(body: unknown): TextSlot[] {
   if (!isObject(body)) return [];
   const slots = blockSlots(body, "system");
   for (const message of asArray(body.messages)) {
-    if (isObject(message)) slots.push(...blockSlots(message, "content"));
+    if (isObject(message)) pushAll(slots, blockSlots(message, "content"));
   }
   return slots;
 }

@@ -4,7 +4,7 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { argumentSlots, joinGroups, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, pushAll, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
 
@@ -29,11 +29,11 @@ function toolCallSlots(message: JsonObject): TextSlot[] {
   const slots: TextSlot[] = [];
   for (const call of asArray(message.tool_calls)) {
     if (!isObject(call)) continue;
-    if (isObject(call.function) && call.function.arguments !== undefined) slots.push(...argumentSlots(call.function, "arguments"));
+    if (isObject(call.function) && call.function.arguments !== undefined) pushAll(slots, argumentSlots(call.function, "arguments"));
     if (isObject(call.custom) && typeof call.custom.input === "string") slots.push(slot(call.custom, "input"));
   }
   if (isObject(message.function_call) && message.function_call.arguments !== undefined) {
-    slots.push(...argumentSlots(message.function_call, "arguments"));
+    pushAll(slots, argumentSlots(message.function_call, "arguments"));
   }
   return slots;
 }

@@ -3,9 +3,11 @@
 import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
-import { shiftRange } from "./shift-range.js";
+import { moveQuote, placeQuote, type QuoteFields } from "./quotes.js";
+import { rangeMapper, type RangeMapper } from "./shift-range.js";
+import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
-import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -54,7 +56,7 @@ function messageSlots(message: JsonObject): TextSlot[] {
           });
   if (typeof message.tool_plan === "string") slots.push(slot(message, "tool_plan"));
   for (const call of asArray(message.tool_calls)) {
-    if (isObject(call) && isObject(call.function) && call.function.arguments !== undefined) slots.push(...argumentSlots(call.function, "arguments"));
+    if (isObject(call) && isObject(call.function) && call.function.arguments !== undefined) pushAll(slots, argumentSlots(call.function, "arguments"));
   }
   return slots;
 }
@@ -90,37 +92,51 @@ function reasoningGroups(json: unknown): TextSlot[][] {
   return groups;
 }
 
+const CITATION: QuoteFields = { start: "start", end: "end", text: "text" };
+/** Cohere's API counts in code points (Python); UTF-16 is tried first, as the two agree on most text. */
+const CITATION_UNITS: readonly OffsetUnit[] = ["utf16", "codepoints"];
+
 /**
  * The text a citation points into, in an answer message: its `type` says which (TEXT_CONTENT, the
- * default: the text of content item `content_index`; THINKING_CONTENT: that item's thinking; PLAN: the
- * tool plan).
+ * default: the text of content item `content_index`, else the first text item; THINKING_CONTENT: that
+ * item's thinking, else the first thinking item's; PLAN: the tool plan).
  */
 function citedText(message: JsonObject, citation: JsonObject): string | undefined {
   if (citation.type === "PLAN") return asString(message.tool_plan);
-  const item = asArray(message.content)[hasNumber(citation.content_index) ? citation.content_index : 0];
+  const thinking = citation.type === "THINKING_CONTENT";
+  const items = asArray(message.content);
+  const item = hasNumber(citation.content_index) ? items[citation.content_index] : items.find((i) => isObject(i) && i.type === (thinking ? "thinking" : "text"));
   if (!isObject(item)) return undefined;
-  return asString(citation.type === "THINKING_CONTENT" ? item.thinking : item.text);
+  return asString(thinking ? item.thinking : item.text);
 }
 
 /**
- * Citations quote the answer (`text`) and point into it (`start`/`end`): after a redaction of the text
- * they point into, each moves with the text and quotes what the client now has there, so a redacted
- * value does not come back through a citation and offsets stay right. `sources` echo the documents and
- * tool results the client itself sent (inbound policies govern those).
+ * Citations quote the answer (`text`) and point into it (`start`/`end`): after a redaction each one is
+ * moved onto the text the client got and quotes it, so a redacted value cannot come back through a
+ * citation. A citation that cannot be placed (no offsets, offsets that do not point at its text, an
+ * unknown item) has its text redacted on its own. `sources` echo the documents and tool results the
+ * client itself sent (inbound policies govern those).
  */
-function citationsAfterRedaction(original: unknown, redacted: unknown): void {
+function citationsAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
   if (!isObject(original) || !isObject(redacted) || !isObject(original.message) || !isObject(redacted.message)) return;
   const before = original.message;
   const after = redacted.message;
+  const mappers = new Map<string, RangeMapper | undefined>();
   for (const citation of asArray(after.citations)) {
-    if (!isObject(citation) || !hasNumber(citation.start) || !hasNumber(citation.end)) continue;
+    if (!isObject(citation)) continue;
     const from = citedText(before, citation);
     const to = citedText(after, citation);
-    if (from === undefined || to === undefined || from === to) continue;
-    const [start, end] = shiftRange(from, to, citation.start, citation.end);
-    citation.start = start;
-    citation.end = end;
-    if (typeof citation.text === "string") citation.text = to.slice(start, end);
+    const placed = from === undefined ? undefined : placeQuote(citation, CITATION, from, CITATION_UNITS);
+    const key = `${String(citation.type)}:${String(citation.content_index)}`;
+    if (placed && from !== undefined && to !== undefined) {
+      if (!mappers.has(key)) mappers.set(key, rangeMapper(from, to));
+      const map = mappers.get(key);
+      if (map) {
+        moveQuote(citation, CITATION, placed, to, map);
+        continue;
+      }
+    }
+    if (typeof citation.text === "string") citation.text = redactText(citation.text);
   }
 }
 

@@ -5,8 +5,11 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { JsonArrayStream } from "./json-array-stream.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { moveQuote, placeQuote, type QuoteFields } from "./quotes.js";
+import { rangeMapper } from "./shift-range.js";
+import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, leafSlots, mapGroups, mapSlots, readGroups, readSlots, slot } from "./text-slots.js";
+import { joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -98,7 +101,7 @@ function promptSlots(body: unknown): TextSlot[] {
   const slots = contentSlots(body, systemKey);
   const contents = Array.isArray(body.contents) ? body.contents : isObject(body.contents) ? [body.contents] : [];
   contents.forEach((_, i) => {
-    slots.push(...contentSlots(contents as unknown as JsonObject, String(i)));
+    pushAll(slots, contentSlots(contents as unknown as JsonObject, String(i)));
   });
   return slots;
 }
@@ -131,6 +134,44 @@ function reasoningGroups(json: unknown): TextSlot[][] {
       .filter(isObject)
       .filter((part) => typeof part.text === "string" && part.thought === true)
       .map((part) => slot(part, "text"));
+  });
+}
+
+const SEGMENT: QuoteFields = { start: "startIndex", end: "endIndex", text: "text" };
+/** Grounding segments count UTF-8 bytes of their part; the other units are tried when those do not fit. */
+const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
+
+/**
+ * Google Search grounding quotes the answer: `groundingMetadata.groundingSupports[].segment` holds the
+ * text of a range of part `partIndex`. After a redaction each segment is moved onto the text the client
+ * got and quotes it; a segment that cannot be placed has its text redacted on its own (fail closed).
+ * `citationMetadata` holds offsets and URIs only (no text to leak).
+ */
+function groundingAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
+  const before = Array.isArray(original) ? original : [original];
+  const after = Array.isArray(redacted) ? redacted : [redacted];
+  after.forEach((response, r) => {
+    if (!isObject(response)) return;
+    asArray(response.candidates).forEach((candidate, c) => {
+      if (!isObject(candidate) || !isObject(candidate.groundingMetadata)) return;
+      const originalCandidate = isObject(before[r]) ? asArray((before[r] as JsonObject).candidates)[c] : undefined;
+      const partText = (cand: unknown, index: number): string | undefined => {
+        const content = isObject(cand) && isObject(cand.content) ? cand.content : {};
+        const part = asArray(content.parts)[index];
+        return isObject(part) ? asString(part.text) : undefined;
+      };
+      for (const support of asArray(candidate.groundingMetadata.groundingSupports)) {
+        if (!isObject(support) || !isObject(support.segment)) continue;
+        const segment = support.segment;
+        const index = hasNumber(segment.partIndex) ? segment.partIndex : 0;
+        const from = partText(originalCandidate, index);
+        const to = partText(candidate, index);
+        const placed = from === undefined ? undefined : placeQuote(segment, SEGMENT, from, SEGMENT_UNITS);
+        const map = placed && from !== undefined && to !== undefined ? rangeMapper(from, to) : undefined;
+        if (placed && map && to !== undefined) moveQuote(segment, SEGMENT, placed, to, map);
+        else if (typeof segment.text === "string") segment.text = redactText(segment.text);
+      }
+    });
   });
 }
 
@@ -320,6 +361,7 @@ export const googleAdapter: ProviderAdapter = {
     Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(completionGroups), fn) : mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) =>
     Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(reasoningGroups), fn) : mapGroups(json, reasoningGroups, fn),
+  afterRedaction: groundingAfterRedaction,
   streamObserver: () => new GoogleObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     const status = options?.status ?? 403;

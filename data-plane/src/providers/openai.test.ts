@@ -45,7 +45,7 @@ test("mapPromptText: fn once per part in promptParts order, a redacted copy, the
   t.is(body.messages[0]?.content, "First question");
   const m = mapped as typeof body;
   t.deepEqual(m.messages[5]?.content, [{ type: "text", text: "PART A" }, { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }, { type: "text", text: "PART B" }]);
-  t.is(m.messages[3]?.tool_calls?.[0]?.function.arguments, '{"city":"PARIS","n":2}', "changed arguments are written back as JSON");
+  t.is(m.messages[3]?.tool_calls?.[0]?.function.arguments, '{"city": "PARIS", "n": 2}', "only the changed literal is rewritten; other bytes as sent");
   t.is((adapter.mapPromptText(body, (s) => s) as typeof body).messages[3]?.tool_calls?.[0]?.function.arguments, body.messages[3]?.tool_calls?.[0]?.function.arguments, "unchanged arguments keep their bytes");
 });
 

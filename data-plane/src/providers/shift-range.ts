@@ -1,85 +1,80 @@
-// Moving a [start, end) range of a text into its redacted copy, for fields that point into answer text
-// by offset (Cohere citations). The redacted copy is the text with some spans replaced by
-// `[REDACTED:<label>]`. A character diff (fast-diff) gives the text both share; characters that fall
-// inside a label in the copy are not shared, even when the diff matched them (the "e", "a", "m" of
-// "[REDACTED:email]" against the address it replaced). A boundary in shared text moves with it; a
-// boundary inside a replaced value widens to the whole replacement, so a cited span that touched a
-// redacted value quotes its label. (Semantic cleanup is not used: it also swallows short kept text
-// between two redactions.)
-import diff from "fast-diff";
+// Moving a [start, end) range of a text into its redacted copy, for fields that quote answer text by
+// offset (Cohere citations, Gemini grounding segments). The redacted copy is the text with spans
+// replaced by `[REDACTED:<label>]`, so the text between labels is kept text: each kept piece is found
+// in the original in order (the first at the start, the last at the end, the others at their first
+// occurrence after the previous one plus at least one replaced character). Linear in the text's
+// length, whatever the number of redactions. A boundary in kept text moves with it; a boundary inside
+// a replaced value widens to the whole replacement, so a quote that touched a redacted value quotes
+// its label. Undefined when the copy does not line up with the original (not a redaction of it).
 
 const LABEL = /\[REDACTED:[a-z_]+\]/g;
 
-/** Kept runs: `length` characters at `b` in before and at `a` in after, in order. */
+/** Kept text: `length` characters at `b` in before and at `a` in after, in order. */
 interface Kept {
   b: number;
   a: number;
   length: number;
 }
 
-function keptRuns(before: string, after: string): Kept[] {
-  const labels = [...after.matchAll(LABEL)].map((m) => [m.index, m.index + m[0].length] as const);
+function keptRuns(before: string, after: string): Kept[] | undefined {
+  const pieces: [number, number][] = []; // [start, end) in after of the text between labels
+  let last = 0;
+  for (const m of after.matchAll(LABEL)) {
+    pieces.push([last, m.index]);
+    last = m.index + m[0].length;
+  }
+  pieces.push([last, after.length]);
   const runs: Kept[] = [];
-  const keep = (b: number, a: number, length: number) => {
-    if (length <= 0) return;
-    const last = runs[runs.length - 1];
-    if (last && last.b + last.length === b && last.a + last.length === a) last.length += length;
-    else runs.push({ b, a, length });
-  };
-  let b = 0;
-  let a = 0;
-  let l = 0; // first label that may still overlap
-  for (const [op, text] of diff(before, after)) {
-    if (op === diff.DELETE) {
-      b += text.length;
-      continue;
-    }
-    if (op === diff.INSERT) {
-      a += text.length;
-      continue;
-    }
-    // An equal run [a, a + n) of after, minus the parts inside labels.
-    const end = a + text.length;
-    let at = a;
-    while (l < labels.length && labels[l]![1] <= at) l++;
-    for (let k = l; k < labels.length && labels[k]![0] < end && at < end; k++) {
-      const [ls, le] = labels[k]!;
-      if (ls > at) keep(b + (at - a), at, ls - at);
-      at = Math.max(at, Math.min(le, end));
-    }
-    if (at < end) keep(b + (at - a), at, end - at);
-    b += text.length;
-    a = end;
+  let b = 0; // end of the previous kept run in before
+  for (let i = 0; i < pieces.length; i++) {
+    const [from, to] = pieces[i]!;
+    const length = to - from;
+    const text = after.slice(from, to);
+    let at: number;
+    if (i === 0) at = before.startsWith(text) ? 0 : -1;
+    else if (i === pieces.length - 1) {
+      at = before.length - length;
+      if (at < b + 1 || !before.endsWith(text)) at = -1;
+    } else if (length === 0) continue; // adjacent labels: one replaced region
+    else at = before.indexOf(text, b + 1);
+    if (at < 0) return undefined;
+    if (length > 0) runs.push({ b: at, a: from, length });
+    b = at + length;
   }
   return runs;
 }
 
-export function shiftRange(before: string, after: string, start: number, end: number): [number, number] {
-  if (before === after) return [start, end];
+/** Maps [start, end) of the original onto the redacted copy (UTF-16 offsets). */
+export type RangeMapper = (start: number, end: number) => [number, number];
+
+/**
+ * A mapper from `before` to `after` (its redacted copy), built once for any number of ranges, or
+ * undefined when the copy does not line up with the original.
+ */
+export function rangeMapper(before: string, after: string): RangeMapper | undefined {
+  if (before === after) return (start, end) => [start, end];
   const runs = keptRuns(before, after);
-  let newStart = after.length;
-  for (let i = 0; i < runs.length; i++) {
-    const r = runs[i]!;
-    if (start >= r.b && start <= r.b + r.length) {
-      newStart = r.a + (start - r.b);
-      break;
+  if (!runs) return undefined;
+  const map = (x: number, side: "start" | "end"): number => {
+    for (let i = 0; i < runs.length; i++) {
+      const r = runs[i]!;
+      if (x >= r.b && x <= r.b + r.length) return r.a + (x - r.b);
+      if (x < r.b) {
+        // inside the replaced region before this run: its replacement's start, or its end
+        if (side === "end") return r.a;
+        return i === 0 ? 0 : runs[i - 1]!.a + runs[i - 1]!.length;
+      }
     }
-    if (start < r.b) {
-      // inside the replaced region before this run: from the start of its replacement
-      newStart = i === 0 ? 0 : runs[i - 1]!.a + runs[i - 1]!.length;
-      break;
-    }
-  }
-  let newEnd = after.length;
-  for (const r of runs) {
-    if (end >= r.b && end <= r.b + r.length) {
-      newEnd = r.a + (end - r.b);
-      break;
-    }
-    if (end < r.b) {
-      newEnd = r.a; // inside the replaced region before this run: to the end of its replacement
-      break;
-    }
-  }
-  return [newStart, Math.max(newStart, newEnd)];
+    // past the last run: inside a replaced region at the very end
+    return side === "end" ? after.length : runs.length > 0 ? runs[runs.length - 1]!.a + runs[runs.length - 1]!.length : 0;
+  };
+  return (start, end) => {
+    const s = map(Math.max(0, Math.min(start, before.length)), "start");
+    const e = map(Math.max(0, Math.min(end, before.length)), "end");
+    return [s, Math.max(s, e)];
+  };
+}
+
+export function shiftRange(before: string, after: string, start: number, end: number): [number, number] | undefined {
+  return rangeMapper(before, after)?.(start, end);
 }

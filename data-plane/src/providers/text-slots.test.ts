@@ -1,11 +1,15 @@
-// Tool-call arguments of the history as text slots: JSON text is walked leaf by leaf and written back as
-// valid JSON only when a leaf changes; text that is not JSON is one slot; objects are walked in place.
+// Tool-call arguments of the history as text slots. JSON text is checked with JSON.parse, and its string
+// value literals (never keys) are the slots, in text order; setting one swaps that literal alone for the
+// JSON of the new value, so every other byte (big numbers, 1.10, 1e400, duplicate keys, whitespace, key
+// order, escapes) stays as sent, several sets compose, a set to the same value changes nothing, and deep
+// nesting neither overflows nor throws. Text that is not JSON is one slot; objects are walked in place.
 import test from "ava";
-import { argumentSlots, mapSlots, readSlots } from "./text-slots.js";
+import { argumentSlots, leafSlots, mapSlots, readSlots, slot } from "./text-slots.js";
 
 const collect = (body: unknown) => argumentSlots(body as Record<string, unknown>, "arguments");
+const redactEmail = (s: string) => s.replace(/[\w.]+@[\w.]+/g, "[REDACTED:email]");
 
-test("JSON text: string leaves in key order; keys, numbers and booleans are no text", (t) => {
+test("JSON text: string leaves in text order; keys, numbers and booleans are no text", (t) => {
   const body = { arguments: '{"to": "jo@example.com", "cc": ["a", {"note": "b"}], "n": 3, "ok": true}' };
   t.deepEqual(readSlots(body, collect), ["jo@example.com", "a", "b"]);
 });
@@ -14,6 +18,7 @@ test("a changed leaf is written back as valid JSON, even when the new text holds
   const body = { arguments: '{"q": "say \\"hi\\" to jo@example.com", "n": 1}' };
   const mapped = mapSlots(body, collect, (s) => s.replace("jo@example.com", 'a "quoted" \\ name')) as typeof body;
   t.deepEqual(JSON.parse(mapped.arguments), { q: 'say "hi" to a "quoted" \\ name', n: 1 });
+  t.is(mapped.arguments, '{"q": "say \\"hi\\" to a \\"quoted\\" \\\\ name", "n": 1}');
   t.is(body.arguments, '{"q": "say \\"hi\\" to jo@example.com", "n": 1}', "the original is untouched");
 });
 
@@ -23,14 +28,114 @@ test("arguments nothing changes keep their bytes (whitespace, escapes, key order
   t.is(mapped.arguments, text);
 });
 
-test("text that is not JSON is one slot, as sent; a JSON string literal is its own leaf", (t) => {
+test("a redaction of one leaf keeps every other byte: big integers, 1.10, 1e400, duplicate keys, whitespace", (t) => {
+  const text = '{"order_id": 12345678901234567891, "amount": 1.10,\n\t"big": 1e400, "to" :  "jo@x.com", "k":"a","k":"b", "z": -0.0E+2}';
+  const mapped = mapSlots({ arguments: text }, collect, redactEmail) as { arguments: string };
+  t.is(
+    mapped.arguments,
+    '{"order_id": 12345678901234567891, "amount": 1.10,\n\t"big": 1e400, "to" :  "[REDACTED:email]", "k":"a","k":"b", "z": -0.0E+2}',
+  );
+});
+
+test("every occurrence of a duplicate key is a slot (the model reads them all), in text order", (t) => {
+  const body = { arguments: '{"k": "jo@x.com", "k": "al@y.org", "2": "c", "1": "d"}' };
+  t.deepEqual(readSlots(body, collect), ["jo@x.com", "al@y.org", "c", "d"]);
+  const mapped = mapSlots(body, collect, redactEmail) as typeof body;
+  t.is(mapped.arguments, '{"k": "[REDACTED:email]", "k": "[REDACTED:email]", "2": "c", "1": "d"}');
+});
+
+test("escapes in literals decode, and re-encode right when redacted", (t) => {
+  const text = String.raw`{"a": "q\"uote", "b": "back\\slash\\", "c": "caf\u00e9", "d": "\ud83d\ude00 jo@x.com", "e": "\/\b\f\n\r\t"}`;
+  const body = { arguments: text };
+  t.deepEqual(readSlots(body, collect), ['q"uote', "back\\slash\\", "café", "😀 jo@x.com", "/\b\f\n\r\t"]);
+  const mapped = mapSlots(body, collect, redactEmail) as typeof body;
+  t.is(mapped.arguments, String.raw`{"a": "q\"uote", "b": "back\\slash\\", "c": "caf\u00e9", "d": "😀 [REDACTED:email]", "e": "\/\b\f\n\r\t"}`);
+  t.deepEqual(JSON.parse(mapped.arguments), { a: 'q"uote', b: "back\\slash\\", c: "café", d: "😀 [REDACTED:email]", e: "/\b\f\n\r\t" });
+});
+
+test("keys are never slots, even ones that look like values or hold escaped quotes and colons", (t) => {
+  const text = String.raw`{"jo@x.com" : "v", "k\"\\": {"\":" :"w"}, "arr": ["x", "y:"], "e": {}}`;
+  const slots = collect({ arguments: text });
+  t.deepEqual(
+    slots.map((s) => s.get()),
+    ["v", "w", "x", "y:"],
+  );
+});
+
+test("several leaves redacted compose, in any order, and a set back to the original restores its bytes", (t) => {
+  const text = '{"a": "one",  "n": 1.10, "b": "two", "c": "thr\\u0065e"}';
+  const body = { arguments: text };
+  const slots = collect(body);
+  slots[2]!.set("THREE");
+  slots[0]!.set('O"NE');
+  slots[1]!.set("TWO");
+  t.is(body.arguments, '{"a": "O\\"NE",  "n": 1.10, "b": "TWO", "c": "THREE"}');
+  t.deepEqual(
+    slots.map((s) => s.get()),
+    ['O"NE', "TWO", "THREE"],
+  );
+  slots[1]!.set("two");
+  t.is(body.arguments, '{"a": "O\\"NE",  "n": 1.10, "b": "two", "c": "THREE"}');
+  slots[0]!.set("one");
+  slots[2]!.set("three");
+  t.is(body.arguments, text, "all restored: the text as sent, byte for byte");
+});
+
+test("a set to the value a leaf already has changes nothing", (t) => {
+  const text = '{ "a" : "x\\u0041\\/" , "n": 1e400 }';
+  const body = { arguments: text };
+  const [a] = collect(body);
+  a!.set("xA/");
+  t.is(body.arguments, text);
+  a!.set("changed");
+  const changed = body.arguments;
+  a!.set("changed");
+  t.is(body.arguments, changed);
+});
+
+test("6000-deep nesting with a leaf redacted: no stack overflow, no throw, the rest kept", (t) => {
+  const depth = 6000;
+  const text = `${'{"k": ['.repeat(depth)}"jo@x.com", 12345678901234567891${"]}".repeat(depth)}`;
+  const body = { arguments: text };
+  t.deepEqual(readSlots(body, collect), ["jo@x.com"]);
+  const mapped = mapSlots(body, collect, redactEmail) as typeof body;
+  t.is(mapped.arguments, text.replace('"jo@x.com"', '"[REDACTED:email]"'));
+  const deepObject: Record<string, unknown> = {};
+  let at = deepObject;
+  for (let i = 0; i < depth; i++) at = (at.k = {}) as Record<string, unknown>;
+  at.leaf = "jo@x.com";
+  t.deepEqual(readSlots({ arguments: deepObject }, collect), ["jo@x.com"]);
+});
+
+test("text that is not JSON is one slot, as sent", (t) => {
   t.deepEqual(readSlots({ arguments: '{"to": "jo@exa' }, collect), ['{"to": "jo@exa']);
-  const literal = mapSlots({ arguments: '"call jo"' }, collect, (s) => s.toUpperCase()) as { arguments: string };
-  t.is(literal.arguments, '"CALL JO"');
+  const mapped = mapSlots({ arguments: '{"to": "jo@x.com", }' }, collect, redactEmail) as { arguments: string };
+  t.is(mapped.arguments, '{"to": "[REDACTED:email]", }');
+});
+
+test("top-level arrays, string literals and numbers", (t) => {
+  const literal = mapSlots({ arguments: ' "call jo" ' }, collect, (s) => s.toUpperCase()) as { arguments: string };
+  t.is(literal.arguments, ' "CALL JO" ');
   t.deepEqual(readSlots({ arguments: "42" }, collect), []);
+  t.deepEqual(readSlots({ arguments: "12345678901234567891" }, collect), []);
+  const array = mapSlots({ arguments: '[ "jo@x.com", 1.10, ["", "b"], null ]' }, collect, redactEmail) as { arguments: string };
+  t.is(array.arguments, '[ "[REDACTED:email]", 1.10, ["", "b"], null ]');
+  t.deepEqual(readSlots({ arguments: '[ "a", 1.10, ["", "b"], null ]' }, collect), ["a", "b"]);
 });
 
 test("object arguments (Mistral accepts them) are walked in place", (t) => {
   const mapped = mapSlots({ arguments: { who: "jo", deep: { list: ["x"] } } }, collect, (s) => `<${s}>`);
   t.deepEqual(mapped, { arguments: { who: "<jo>", deep: { list: ["<x>"] } } });
+});
+
+test("slot and leafSlots: leaves in key order, set writes the field in place", (t) => {
+  const body = { a: "x", b: [1, "y", { c: "z" }], d: null };
+  const slots = leafSlots(body, "b");
+  t.deepEqual(
+    slots.map((s) => s.get()),
+    ["y", "z"],
+  );
+  slots[1]!.set("Z");
+  slot(body, "a").set("X");
+  t.deepEqual(body, { a: "X", b: [1, "y", { c: "Z" }], d: null });
 });

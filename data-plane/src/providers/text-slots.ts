@@ -8,14 +8,25 @@ export interface TextSlot {
   set(value: string): void;
 }
 
+/** A slot for a field: one small object per slot, its methods on the prototype (slots are made per request). */
+class FieldSlot implements TextSlot {
+  constructor(
+    private readonly container: Record<string | number, unknown>,
+    private readonly key: string | number,
+  ) {}
+
+  get(): string {
+    return this.container[this.key] as string;
+  }
+
+  set(value: string): void {
+    this.container[this.key] = value;
+  }
+}
+
 /** A slot for container[key], which the caller has checked holds a string. */
 export function slot(container: JsonObject | unknown[], key: string | number): TextSlot {
-  return {
-    get: () => (container as Record<string | number, unknown>)[key] as string,
-    set: (value: string) => {
-      (container as Record<string | number, unknown>)[key] = value;
-    },
-  };
+  return new FieldSlot(container as Record<string | number, unknown>, key);
 }
 
 /** Collects slots of a body, in order. */
@@ -63,45 +74,179 @@ export function readGroups(json: unknown, collect: GroupCollector): string {
  */
 export function leafSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
   const slots: TextSlot[] = [];
-  const stack: [JsonObject | unknown[], string | number][] = [[container, key]];
-  while (stack.length > 0) {
-    const [holder, k] = stack.pop()!;
-    const value = (holder as Record<string | number, unknown>)[k];
-    if (typeof value === "string") slots.push(slot(holder, k));
-    else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push([value, i]);
-    else if (typeof value === "object" && value !== null) {
-      const keys = Object.keys(value);
-      for (let i = keys.length - 1; i >= 0; i--) stack.push([value as JsonObject, keys[i]!]);
+  // Two parallel stacks (holder, key) rather than a tuple per pending value.
+  const holders: Record<string | number, unknown>[] = [container as Record<string | number, unknown>];
+  const keys: (string | number)[] = [key];
+  while (holders.length > 0) {
+    const holder = holders.pop()!;
+    const k = keys.pop()!;
+    const value = holder[k];
+    if (typeof value === "string") slots.push(new FieldSlot(holder, k));
+    else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        holders.push(value as unknown as Record<number, unknown>);
+        keys.push(i);
+      }
+    } else if (typeof value === "object" && value !== null) {
+      const names = Object.keys(value);
+      for (let i = names.length - 1; i >= 0; i--) {
+        holders.push(value as Record<string, unknown>);
+        keys.push(names[i]!);
+      }
     }
   }
   return slots;
 }
 
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+function isJsonWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/**
+ * Where the string value literals of valid JSON text are, in text order: a flat list of [start, end)
+ * pairs, quotes included. A literal followed (after whitespace) by ':' is a key and left out. Linear and
+ * without recursion: outside literals valid JSON has no quote, so each quote found opens a literal, and a
+ * quote inside one is its end unless an odd run of backslashes precedes it.
+ */
+function valueLiterals(text: string): number[] {
+  const bounds: number[] = [];
+  let open = text.indexOf('"');
+  while (open !== -1) {
+    let close = text.indexOf('"', open + 1);
+    for (;;) {
+      if (close === -1) return bounds; // unterminated: not valid JSON, which the caller has ruled out
+      let b = close - 1;
+      while (text.charCodeAt(b) === BACKSLASH) b--; // stops at the opening quote at the latest
+      if ((close - 1 - b) % 2 === 0) break;
+      close = text.indexOf('"', close + 1);
+    }
+    let next = close + 1;
+    while (isJsonWhitespace(text.charCodeAt(next))) next++;
+    if (text.charCodeAt(next) !== COLON) bounds.push(open, close + 1);
+    open = text.indexOf('"', next);
+  }
+  return bounds;
+}
+
+/**
+ * The string value literals of one JSON-text field (holder[key]) as the field was read: values decoded
+ * lazily and once, replacements kept per literal, and the field rewritten from the original text with
+ * only the replaced literals swapped for the JSON of their new value, so every other byte stays as sent.
+ */
+class JsonTextLiterals {
+  private readonly decoded: (string | undefined)[] = [];
+  private replacements: Map<number, string> | undefined;
+  /** The text up to builtEnd with its replaced literals swapped; no replaced literal lies after builtEnd. */
+  private built = "";
+  private builtEnd = 0;
+  private lastReplaced = -1;
+
+  constructor(
+    private readonly holder: Record<string | number, unknown>,
+    private readonly key: string | number,
+    private readonly text: string,
+    private readonly bounds: readonly number[],
+  ) {}
+
+  get count(): number {
+    return this.bounds.length / 2;
+  }
+
+  /** The value literal i holds as sent. */
+  original(i: number): string {
+    let value = this.decoded[i];
+    if (value === undefined) {
+      const start = this.bounds[2 * i]!;
+      const end = this.bounds[2 * i + 1]!;
+      const inner = this.text.slice(start + 1, end - 1);
+      value = inner.includes("\\") ? (JSON.parse(this.text.slice(start, end)) as string) : inner;
+      this.decoded[i] = value;
+    }
+    return value;
+  }
+
+  get(i: number): string {
+    return this.replacements?.get(i) ?? this.original(i);
+  }
+
+  set(i: number, value: string): void {
+    if (value === this.get(i)) return;
+    const replacements = (this.replacements ??= new Map());
+    if (value === this.original(i)) {
+      replacements.delete(i);
+      this.rebuild();
+    } else {
+      replacements.set(i, value);
+      if (i > this.lastReplaced) {
+        // Literals are usually set in text order: append to what is built.
+        this.built += this.text.slice(this.builtEnd, this.bounds[2 * i]) + JSON.stringify(value);
+        this.builtEnd = this.bounds[2 * i + 1]!;
+        this.lastReplaced = i;
+      } else this.rebuild();
+    }
+    this.holder[this.key] = this.builtEnd === 0 ? this.text : this.built + this.text.slice(this.builtEnd);
+  }
+
+  private rebuild(): void {
+    const indices = [...this.replacements!.keys()].sort((a, b) => a - b);
+    let built = "";
+    let at = 0;
+    for (const i of indices) {
+      built += this.text.slice(at, this.bounds[2 * i]) + JSON.stringify(this.replacements!.get(i));
+      at = this.bounds[2 * i + 1]!;
+    }
+    this.built = built;
+    this.builtEnd = at;
+    this.lastReplaced = indices.length > 0 ? indices[indices.length - 1]! : -1;
+  }
+}
+
+class LiteralSlot implements TextSlot {
+  constructor(
+    private readonly literals: JsonTextLiterals,
+    private readonly index: number,
+  ) {}
+
+  get(): string {
+    return this.literals.get(this.index);
+  }
+
+  set(value: string): void {
+    this.literals.set(this.index, value);
+  }
+}
+
 /**
  * Slots of a tool call's arguments as the conversation history sends them back to the model. An object
  * (Anthropic `tool_use.input`, Gemini `functionCall.args`, Mistral) is walked like leafSlots. JSON text
- * (OpenAI, Mistral and Cohere `function.arguments`) is parsed and its string leaves are the slots; setting
- * a leaf to a new value writes the arguments back as JSON text, so a redaction keeps them valid JSON (a
- * redaction of the raw text could cut an escape sequence), and the text is left as sent while nothing in
- * it changes. Text that is not JSON is one slot, as sent.
+ * (OpenAI, Mistral and Cohere `function.arguments`) is checked with JSON.parse, and its string value
+ * literals (not keys) are the slots, in TEXT order: that differs from leafSlots' key order only for
+ * integer-like keys (which JSON.parse puts first) and duplicate keys (each occurrence is a slot here, as
+ * the model reads them all). Setting a slot to a new value swaps that literal for the JSON of the value
+ * and keeps every other byte as sent (numbers beyond double precision, whitespace, duplicate keys, key
+ * order), so a redaction keeps the arguments valid JSON (a redaction of the raw text could cut an escape
+ * sequence) and changes nothing else; setting a slot to the value it has changes nothing. Text that is not
+ * JSON is one slot, as sent. No recursion, so deeply nested arguments cannot overflow the stack.
  */
 export function argumentSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
   const holder = container as Record<string | number, unknown>;
   const value = holder[key];
   if (typeof value !== "string") return leafSlots(container, key);
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(value);
+    JSON.parse(value);
   } catch {
-    return [slot(container, key)];
+    return [new FieldSlot(holder, key)];
   }
-  const box: JsonObject = { value: parsed };
-  return leafSlots(box, "value").map((leaf) => ({
-    get: leaf.get,
-    set: (text: string) => {
-      if (text === leaf.get()) return;
-      leaf.set(text);
-      holder[key] = JSON.stringify(box.value);
-    },
-  }));
+  const literals = new JsonTextLiterals(holder, key, value, valueLiterals(value));
+  const slots: TextSlot[] = new Array<TextSlot>(literals.count);
+  for (let i = 0; i < slots.length; i++) slots[i] = new LiteralSlot(literals, i);
+  return slots;
+}
+
+/** Appends every slot of `items` (a loop: `push(...items)` throws past ~100k arguments). */
+export function pushAll(out: TextSlot[], items: readonly TextSlot[]): void {
+  for (const item of items) out.push(item);
 }

@@ -139,10 +139,11 @@ export interface ProviderAdapter {
   restoreSignedReasoning?(body: unknown, original: (signature: string, text: string) => string | undefined): unknown;
   /**
    * After an outbound redaction of a JSON answer (`redacted` is the mapped copy of `original`): brings
-   * fields that quote output text by offset in line with the redacted text (Cohere citations). Mutates
+   * fields that quote output text by offset in line with the redacted text (Cohere citations, Gemini
+   * grounding segments); a quote that cannot be placed goes through `redactText` (fail closed). Mutates
    * `redacted`. Absent: nothing quotes output text.
    */
-  afterRedaction?(original: unknown, redacted: unknown): void;
+  afterRedaction?(original: unknown, redacted: unknown, redactText: (text: string) => string): void;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../policy/pii/index.js";
 import { evaluatePhase, redactSpans, applyRedaction, partRedactor } from "../policy/engine/evaluate.js";
 import { applicablePolicies } from "../policy/engine/applicable.js";
-import type { RedactedThinkingStore } from "../policy/thinking/index.js";
+import type { ScopedThinking } from "../policy/thinking/index.js";
 import type { ProviderAdapter } from "../providers/index.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { TraceDraft } from "../trace/builder.js";
@@ -48,7 +48,7 @@ export function redactAnswer(
   piiOn: boolean,
   scanned: ScannedText | undefined,
   hasReasoning: boolean,
-  thinking?: RedactedThinkingStore,
+  thinking?: ScopedThinking,
 ): unknown {
   const redact = redactor(redactors, piiOn, scanned);
   const answer = adapter.mapCompletionText(json, redact);
@@ -56,7 +56,7 @@ export function redactAnswer(
   if (hasReasoning && thinking && adapter.changedSignedReasoning) {
     for (const c of adapter.changedSignedReasoning(json, out)) thinking.remember(c.signature, c.redacted, c.original);
   }
-  adapter.afterRedaction?.(json, out);
+  adapter.afterRedaction?.(json, out, redactor(redactors, piiOn));
   return out;
 }
 

@@ -248,7 +248,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
       const thinking = deps.redactedThinking;
       if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
-        changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(signature, text)) ?? changed;
+        changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;
       }
       const forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
 
@@ -342,7 +342,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           res,
           body: encoding ? decodeStream(upstream.body, encoding) : upstream.body,
           observer,
-          governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType, redactedThinking: deps.redactedThinking }),
+          governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType, redactedThinking: deps.redactedThinking?.scoped(agent.id) }),
           sse: isSse,
           keepAlive: isSse ? (adapter.name === "google" ? keepAliveCrlf : keepAliveLf) : undefined,
           clientGone: () => clientGone,
@@ -420,8 +420,10 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
         let outBody = raw;
         if (status < 300 && json !== undefined) {
-          // Outbound policies judge the answer and the reasoning shown beside it (thinking, tool plans).
-          const governed = governedOutputText(completionText, facts.reasoningText);
+          // Outbound policies judge the answer and the reasoning shown beside it (thinking, tool plans); the
+          // reasoning is scanned only when some outbound policy applies, as in streams (policy/stream).
+          const judgesReasoning = facts.reasoningText !== undefined && applicablePolicies(state.orderedPolicies, agent, "outbound").length > 0;
+          const governed = judgesReasoning ? governedOutputText(completionText, facts.reasoningText) : completionText;
           const outbound = outboundPhase(draft, agent, state, governed);
           service["x-service-policies"] = String(draft.evaluations.length);
           if (outbound.block) {
@@ -433,7 +435,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           }
           if (outbound.redactors.length > 0) {
             const scanned = { text: governed, pii: agent.piiDetection ? draft.completionPii : null };
-            outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, facts.reasoningText !== undefined, deps.redactedThinking)), "utf8");
+            outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id))), "utf8");
           }
         }
         outHeaders["content-length"] = String(outBody.length);

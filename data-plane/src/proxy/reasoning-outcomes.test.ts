@@ -4,7 +4,8 @@
 // - a redact policy masks it, a block policy refuses the answer, no policy passes it byte for byte;
 // - an Anthropic thinking block the sidecar redacted gets its original text back (its signature covers
 //   the original) when the client sends it back in the next turn;
-// - Cohere citations, which quote the answer and the plan by offset, follow their redaction.
+// - Cohere citations and Gemini grounding segments, which quote the answer by offset, follow their
+//   redaction; one that cannot be placed is redacted on its own.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
@@ -168,13 +169,15 @@ for (const [provider, c] of Object.entries(CASES) as [Provider, Case][]) {
     }
   });
 
-  test(`${provider}: without outbound policies the answer's reasoning passes byte for byte`, async (t) => {
+  test(`${provider}: without outbound policies the answer's reasoning passes byte for byte, unscanned`, async (t) => {
     const s = await setup([]);
     try {
       s.answer(c.answer);
       const r = await send(s, c);
       t.is(r.status, 200);
       t.is(r.text, JSON.stringify(c.answer));
+      const tr = await traceOf(s, 1);
+      t.deepEqual(tr.piiDetections.filter((d) => d.source === "completion"), [], "reasoning is scanned only when an outbound policy judges it");
     } finally {
       await s.close();
     }
@@ -247,6 +250,68 @@ test("cohere: citations of a redacted answer and plan quote the redacted text at
     t.deepEqual(quoted, ["Write to [REDACTED:email]", "the contract ends in May", "in the CRM", "[REDACTED:email]"], "offsets point at the text the client has");
     t.deepEqual(message.citations.map((x) => x.text), quoted, "each citation quotes what its offsets point at");
     t.deepEqual(message.citations[1]!.sources, sources, "sources are the client's own documents, as sent");
+  } finally {
+    await s.close();
+  }
+});
+
+test("cohere: a citation that cannot be placed (no offsets; no content_index with a thinking item first) is redacted on its own", async (t) => {
+  const s = await setup([policy("pol_redact", "redact")]);
+  try {
+    const text = `Write to ${EMAIL} soon.`;
+    s.answer({
+      id: "c3",
+      finish_reason: "COMPLETE",
+      message: {
+        role: "assistant",
+        content: [{ type: "thinking", thinking: "Let me think." }, { type: "text", text }],
+        citations: [{ text: EMAIL, sources: [] }, { start: 0, end: text.indexOf(" soon"), text: `Write to ${EMAIL}`, type: "TEXT_CONTENT", sources: [] }],
+      },
+      usage: { billed_units: { input_tokens: 10, output_tokens: 5 } },
+    });
+    const r = await send(s, CASES.cohere);
+    t.false(r.text.includes(EMAIL));
+    const cites = (JSON.parse(r.text) as { message: { citations: { start?: number; end?: number; text: string }[] } }).message.citations;
+    t.is(cites[0]!.text, "[REDACTED:email]");
+    t.deepEqual([cites[1]!.start, cites[1]!.end, cites[1]!.text], [0, "Write to [REDACTED:email]".length, "Write to [REDACTED:email]"], "the first text item is the default");
+  } finally {
+    await s.close();
+  }
+});
+
+test("google: grounding segments (UTF-8 byte offsets) of a redacted answer quote the redacted text", async (t) => {
+  const s = await setup([policy("pol_redact", "redact")]);
+  try {
+    const text = `Die Pressestelle (${EMAIL}) antwortet schnell; Übersicht folgt.`;
+    const quoted = `Pressestelle (${EMAIL})`;
+    const bytes = (x: string) => Buffer.byteLength(x, "utf8");
+    const after = (x: string) => ({ startIndex: bytes(text.slice(0, text.indexOf(x))), endIndex: bytes(text.slice(0, text.indexOf(x) + x.length)), text: x });
+    s.answer({
+      candidates: [
+        {
+          index: 0,
+          content: { role: "model", parts: [{ text }] },
+          finishReason: "STOP",
+          groundingMetadata: {
+            groundingChunks: [{ web: { uri: "https://example.org/presse", title: "example.org" } }],
+            groundingSupports: [
+              { segment: after(quoted), groundingChunkIndices: [0] },
+              { segment: after("Übersicht folgt"), groundingChunkIndices: [0] },
+              { segment: { endIndex: 3, text: `not in the answer: ${EMAIL}` }, groundingChunkIndices: [0] },
+            ],
+          },
+        },
+      ],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+      modelVersion: "gemini-2.5-flash",
+    });
+    const r = await send(s, CASES.google);
+    t.false(r.text.includes(EMAIL));
+    const c = (JSON.parse(r.text) as { candidates: { content: { parts: { text: string }[] }; groundingMetadata: { groundingSupports: { segment: { startIndex?: number; endIndex: number; text: string } }[] } }[] }).candidates[0]!;
+    const answer = Buffer.from(c.content.parts[0]!.text, "utf8");
+    const segments = c.groundingMetadata.groundingSupports.map((x) => x.segment);
+    t.deepEqual(segments.map((x) => x.text), ["Pressestelle ([REDACTED:email])", "Übersicht folgt", "not in the answer: [REDACTED:email]"]);
+    for (const x of segments.slice(0, 2)) t.is(answer.subarray(x.startIndex ?? 0, x.endIndex).toString("utf8"), x.text);
   } finally {
     await s.close();
   }

@@ -1,7 +1,7 @@
 // The seam for outbound governance inside a streamed answer (redaction and blocking in SSE), which the
 // policy engine provides; the proxy calls it once per upstream chunk, in the streaming loop.
 import type { Agent, Policy } from "@agentgov/proto";
-import type { RedactedThinkingStore } from "../policy/thinking/index.js";
+import type { ScopedThinking } from "../policy/thinking/index.js";
 import type { ProviderAdapter } from "../providers/index.js";
 import type { TraceDraft } from "../trace/builder.js";
 
@@ -36,7 +36,7 @@ export interface StreamGovernorContext {
    * Where a redacted Anthropic thinking block's original is kept (by signature) so that the block the
    * client sends back can be restored; absent in tests that do not need it.
    */
-  redactedThinking?: RedactedThinkingStore;
+  redactedThinking?: ScopedThinking;
   /** Content-Type of the upstream answer (text/event-stream, or application/json for Gemini's JSON-array stream). */
   contentType: string;
 }

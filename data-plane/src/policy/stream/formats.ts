@@ -4,6 +4,8 @@
 // shows beside its answer (Anthropic thinking blocks, Gemini thought parts, Mistral and Cohere thinking
 // chunks, Cohere's tool plan) has channels of its own, named `…:thinking` / `…:thought` / `plan`, so
 // that textEvent knows which kind of event carries a held reasoning tail.
+import type { QuoteFields } from "../../providers/quotes.js";
+import type { OffsetUnit } from "../../providers/text-offsets.js";
 import type { ProviderName } from "../../providers/index.js";
 
 type Json = Record<string, unknown>;
@@ -32,10 +34,10 @@ export interface EventView {
   /** The signature of a signed reasoning channel (Anthropic signature_delta). */
   signature?: { channel: string; value: string };
   /**
-   * Objects of this event that quote a channel's text by offset (`start`, `end`, `text`: a Cohere
-   * citation), rewritten in place to follow the channel's redactions.
+   * Objects of this event that quote a channel's text by offset (a Cohere citation, a Gemini grounding
+   * segment), rewritten in place to follow the channel's redactions.
    */
-  quotes?: { channel: string; quote: Json & { start: number; end: number } }[];
+  quotes?: Quote[];
 }
 
 export interface StreamFormat {
@@ -44,6 +46,19 @@ export interface StreamFormat {
   /** An extra event carrying `text` for `channel`, modelled on `template` (the channel's last text event). */
   textEvent(channel: string, text: string, template: { event: string; json: unknown }): { event: string; json: Json };
 }
+
+/** One quoting object: where its offsets and text are, and the units its provider counts offsets in. */
+export interface Quote {
+  channel: string;
+  quote: Json;
+  fields: QuoteFields;
+  units: readonly OffsetUnit[];
+}
+
+const CITATION: QuoteFields = { start: "start", end: "end", text: "text" };
+const CITATION_UNITS: readonly OffsetUnit[] = ["utf16", "codepoints"];
+const SEGMENT: QuoteFields = { start: "startIndex", end: "endIndex", text: "text" };
+const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
 
 const EMPTY: EventView = { pieces: [], endsChannels: [], endsStream: false };
 
@@ -92,6 +107,8 @@ const chatCompletions: StreamFormat = {
           }
         }
         if (typeof delta.refusal === "string") view.pieces.push(piece(`${i}:refusal`, delta, "refusal"));
+        // Tool calls come after the reasoning too: a held reasoning tail leaves before them.
+        if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) answered = true;
       }
       // Reasoning comes before the answer: its held tail leaves before the first answer text, not after it.
       if (answered) view.endsReasoning!.push(`${i}:thinking`);
@@ -189,6 +206,13 @@ const google: StreamFormat = {
         view.endsChannels.push(channel);
         view.endsReasoning!.push(thought);
       }
+      // Google Search grounding quotes the candidate's answer text (segment offsets in UTF-8 bytes).
+      const grounding = raw.groundingMetadata;
+      if (isObject(grounding)) {
+        for (const support of asArray(grounding.groundingSupports)) {
+          if (isObject(support) && isObject(support.segment)) (view.quotes ??= []).push({ channel, quote: support.segment, fields: SEGMENT, units: SEGMENT_UNITS });
+        }
+      }
     });
     return view;
   },
@@ -239,11 +263,12 @@ const cohere: StreamFormat = {
       case "citation-start": {
         // A citation points into the text of content item `content_index` (TEXT_CONTENT, the default),
         // that item's thinking (THINKING_CONTENT) or the tool plan (PLAN).
+        // A citation that cannot be placed (no offsets, an unknown channel) is redacted on its own.
         const citation = message().citations;
-        if (!isObject(citation) || typeof citation.start !== "number" || typeof citation.end !== "number") return EMPTY;
+        if (!isObject(citation)) return EMPTY;
         const item = typeof citation.content_index === "number" ? citation.content_index : 0;
         const quoted = citation.type === "PLAN" ? PLAN : citation.type === "THINKING_CONTENT" ? `${item}:thinking` : String(item);
-        return { ...EMPTY, quotes: [{ channel: quoted, quote: citation as Json & { start: number; end: number } }] };
+        return { ...EMPTY, quotes: [{ channel: quoted, quote: citation, fields: CITATION, units: CITATION_UNITS }] };
       }
       case "content-end":
         return { ...EMPTY, endsChannels: [channel], endsReasoning: [`${channel}:thinking`] };

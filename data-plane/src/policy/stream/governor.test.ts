@@ -353,6 +353,16 @@ test.serial("mistral: a thinking tail leaves in a thinking chunk inserted before
   t.is(textOf("mistral", out).completionText, "Done.");
 });
 
+test.serial("mistral: a thinking tail leaves before the tool calls when the answer is only tool calls", async (t) => {
+  const raw = await upstream("mistral", { text: "", reasoning: SHORT_THOUGHT, toolCalls: [TOOL], textChunkSize: 4 });
+  const g = governor("mistral", [policy("redact", { piiTypes: ["email"] })]);
+  const out = run(g, [raw]);
+  const { inserted, next } = insertedBefore(raw, out);
+  t.like(inserted, { choices: [{ index: 0, delta: { content: [{ type: "thinking", thinking: [{ type: "text", text: SHORT_REDACTED }] }] } }] });
+  t.regex(next, /"tool_calls":\[/, "the next event is the first tool call");
+  t.deepEqual(textOf("mistral", out).toolCalls.map((c) => c.name), ["get_weather"]);
+});
+
 test.serial("cohere: a tool-plan tail leaves in a tool-plan-delta inserted before the first tool-call-start", async (t) => {
   const raw = await upstream("cohere", { text: "", reasoning: SHORT_THOUGHT, toolCalls: [TOOL], textChunkSize: 4 });
   const g = governor("cohere", [policy("redact", { piiTypes: ["email"] })]);
@@ -370,25 +380,25 @@ test.serial("anthropic: the original of a redacted thinking block is remembered 
     .find((e) => e.delta?.type === "signature_delta")?.delta?.signature;
   t.truthy(signature);
   const store = new RedactedThinkingStore();
-  const g = createStreamGovernor({ ...governorOptions("anthropic", [policy("redact", { piiTypes: ["ssn", "email"] })]), redactedThinking: store });
+  const g = createStreamGovernor({ ...governorOptions("anthropic", [policy("redact", { piiTypes: ["ssn", "email"] })]), redactedThinking: store.scoped("agt_t") });
   const out = run(g!, pieces(raw, 9));
   t.is(textOf("anthropic", out).reasoningText, THOUGHT_REDACTED);
   t.is(store.size, 1);
-  t.is(store.restore(signature!, THOUGHT_REDACTED), THOUGHT, "the block sent back as the client got it is restored");
-  t.is(store.restore(signature!, THOUGHT), undefined);
+  t.is(store.restore("agt_t", signature!, THOUGHT_REDACTED), THOUGHT, "the block sent back as the client got it is restored");
+  t.is(store.restore("agt_t", signature!, THOUGHT), undefined);
 });
 
 test.serial("anthropic: nothing is remembered when the thinking is unchanged, or when a block policy ends the stream", async (t) => {
   // Unchanged thinking (only the answer is redacted).
   const clean = await upstream("anthropic", { text: ANSWER, reasoning: "Let me think about the card question for a moment.", textChunkSize: 3 });
   const store = new RedactedThinkingStore();
-  const g1 = createStreamGovernor({ ...governorOptions("anthropic", [policy("redact", { piiTypes: ["credit_card"] })]), redactedThinking: store });
+  const g1 = createStreamGovernor({ ...governorOptions("anthropic", [policy("redact", { piiTypes: ["credit_card"] })]), redactedThinking: store.scoped("agt_t") });
   const out1 = run(g1!, [clean]);
   t.is(textOf("anthropic", out1).completionText, ANSWER_REDACTED);
   t.is(store.size, 0);
   // Thinking redacted, then the answer blocked: the answer never reaches the client whole, nothing to restore.
   const raw = await upstream("anthropic", { text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });
-  const g2 = createStreamGovernor({ ...governorOptions("anthropic", [policy("block", { piiTypes: ["credit_card"] }), policy("redact", { piiTypes: ["ssn", "email"] })]), redactedThinking: store });
+  const g2 = createStreamGovernor({ ...governorOptions("anthropic", [policy("block", { piiTypes: ["credit_card"] }), policy("redact", { piiTypes: ["ssn", "email"] })]), redactedThinking: store.scoped("agt_t") });
   const out2 = run(g2!, [raw]);
   t.true(g2!.stopped);
   t.is(textOf("anthropic", out2).reasoningText, THOUGHT_REDACTED, "the thinking went out redacted before the block");
@@ -460,4 +470,63 @@ test("cohere: a block policy on the cited address ends the stream before the cit
   const out = run(governor("cohere", [policy("block", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), 7)).toString("utf8");
   t.false(out.includes("jo.smith"));
   t.is(citationsOf(Buffer.from(out)).length, 0);
+});
+
+test("cohere: citations counted in code points after emoji still quote the redacted text; a citation without offsets is redacted on its own", (t) => {
+  const bullets = "😀".repeat(30);
+  const text = `${bullets} Write to ${CITED_EMAIL} about it, then wait for the answer before anything else happens here.`;
+  const cpStart = [...text.slice(0, text.indexOf("Write"))].length;
+  const quoted = `Write to ${CITED_EMAIL}`;
+  let raw = cohereEvent("message-start", { id: "m2", delta: { message: { role: "assistant" } } });
+  raw += cohereEvent("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } });
+  const quoteEnd = text.indexOf(quoted) + quoted.length;
+  for (let i = 0; i < text.length; i += 8) {
+    raw += cohereEvent("content-delta", { index: 0, delta: { message: { content: { text: text.slice(i, i + 8) } } } });
+    if (i < quoteEnd && i + 8 >= quoteEnd) {
+      raw += cohereEvent("citation-start", { index: 0, delta: { message: { citations: { start: cpStart, end: cpStart + quoted.length, text: quoted, type: "TEXT_CONTENT", content_index: 0 } } } });
+      raw += cohereEvent("citation-start", { index: 1, delta: { message: { citations: { text: `mail ${CITED_EMAIL}`, type: "TEXT_CONTENT" } } } });
+    }
+  }
+  raw += cohereEvent("content-end", { index: 0 });
+  raw += cohereEvent("message-end", { delta: { finish_reason: "COMPLETE" } });
+  const out = run(governor("cohere", [policy("redact", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), 5));
+  const sent = out.toString("utf8");
+  t.false(sent.includes("jo.smith") || sent.includes("example.com"), "no part of the address leaves, in text or citations");
+  const answer = textOf("cohere", out).completionText;
+  const [placed, unplaced] = citationsOf(out);
+  t.is(placed!.text, "Write to [REDACTED:email]");
+  const cps = [...answer];
+  t.is(cps.slice(placed!.start, placed!.end).join(""), placed!.text, "offsets stay in code points, on the text the client has");
+  t.is(unplaced!.text, "mail [REDACTED:email]");
+});
+
+test("google: grounding segments (UTF-8 byte offsets) in the last chunk quote the redacted answer", (t) => {
+  const text = `Über die Presse: ${CITED_EMAIL} antwortet schnell.`;
+  const part = text.slice(0, 20);
+  const rest = text.slice(20);
+  const quoted = `Presse: ${CITED_EMAIL}`;
+  const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+  const startIndex = bytes(text.slice(0, text.indexOf(quoted)));
+  const chunk = (o: object) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+  const raw =
+    chunk({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: part }] } }] }) +
+    chunk({
+      candidates: [
+        {
+          index: 0,
+          content: { role: "model", parts: [{ text: rest }] },
+          finishReason: "STOP",
+          groundingMetadata: { groundingSupports: [{ segment: { startIndex, endIndex: startIndex + bytes(quoted), text: quoted }, groundingChunkIndices: [0] }], groundingChunks: [{ web: { uri: "https://example.org", title: "x" } }] },
+        },
+      ],
+      usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9, totalTokenCount: 12 },
+    });
+  const out = run(governor("google", [policy("redact", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), 9)).toString("utf8");
+  t.false(out.includes("jo.smith"));
+  const events = parseSse(out).events.map((e) => JSON.parse(e.data) as { candidates: { content?: { parts: { text: string }[] }; groundingMetadata?: { groundingSupports: { segment: { startIndex: number; endIndex: number; text: string } }[] } }[] });
+  const answer = events.flatMap((e) => e.candidates.flatMap((c) => c.content?.parts.map((p) => p.text) ?? [])).join("");
+  t.is(answer, text.replace(CITED_EMAIL, "[REDACTED:email]"));
+  const segment = events.at(-1)!.candidates[0]!.groundingMetadata!.groundingSupports[0]!.segment;
+  t.is(segment.text, "Presse: [REDACTED:email]");
+  t.is(Buffer.from(answer, "utf8").subarray(segment.startIndex, segment.endIndex).toString("utf8"), segment.text, "byte offsets point at it");
 });

@@ -25,9 +25,10 @@ import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
-import { shiftRange } from "../../providers/shift-range.js";
-import { streamFormat, type EventView, type StreamFormat } from "./formats.js";
-import type { RedactedThinkingStore } from "../thinking/index.js";
+import { moveQuote, placeQuote, type PlacedQuote } from "../../providers/quotes.js";
+import { rangeMapper, type RangeMapper } from "../../providers/shift-range.js";
+import { streamFormat, type Quote, type StreamFormat } from "./formats.js";
+import type { ScopedThinking } from "../thinking/index.js";
 
 /** Text held back per channel so that an entity split across deltas is seen whole (64 ≥ every bounded PII format). */
 export const DEFAULT_WINDOW_CHARS = 64;
@@ -50,7 +51,7 @@ export interface StreamGovernorOptions {
   /** The provider's native error event (complete SSE text) that ends the stream when `policy` blocks it. */
   errorEvent(policy: Policy): string;
   /** Where the originals of signed reasoning (Anthropic thinking blocks) that redaction changed are kept. */
-  redactedThinking?: Pick<RedactedThinkingStore, "remember">;
+  redactedThinking?: Pick<ScopedThinking, "remember">;
   windowChars?: number;
   scanStepChars?: number;
   maxHoldChars?: number;
@@ -218,8 +219,7 @@ class Governor implements StreamGovernor {
     // Endings of reasoning that never came are ignored, so such events pass as they did before.
     const reasoningEnds = view.endsReasoning?.filter((name) => this.channels.has(name)) ?? [];
     const ends = reasoningEnds.length > 0 ? [...view.endsChannels, ...reasoningEnds] : view.endsChannels;
-    if (view.quotes) return this.quoting(block, json, view.quotes);
-    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream) return this.emit(block.raw);
+    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes) return this.emit(block.raw);
     if (view.signature) {
       const ch = this.channels.get(view.signature.channel);
       if (ch) ch.signature = view.signature.value;
@@ -242,6 +242,23 @@ class Governor implements StreamGovernor {
       const ch = this.channels.get(name);
       if (ch) involved.set(name, ch);
     }
+    // Quotes by offset (Cohere citations, Gemini grounding segments): the quoted text leaves with this
+    // event at the latest, judged and redacted like the rest, so the quote can be moved onto what the
+    // client got (below). A quote that cannot be placed on its channel is redacted on its own.
+    const placed: [Quote, Channel, PlacedQuote][] = [];
+    const unplaced: Quote[] = [];
+    const atLeast = new Map<string, number>();
+    for (const q of view.quotes ?? []) {
+      const ch = this.channels.get(q.channel);
+      const where = ch ? placeQuote(q.quote, q.fields, ch.text, q.units) : undefined;
+      if (!ch || !where) {
+        unplaced.push(q);
+        continue;
+      }
+      placed.push([q, ch, where]);
+      atLeast.set(q.channel, Math.max(atLeast.get(q.channel) ?? 0, where.end));
+      involved.set(q.channel, ch);
+    }
 
     this.newRound();
     for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name));
@@ -251,7 +268,7 @@ class Governor implements StreamGovernor {
     let before = "";
     const released = new Map<string, string>();
     for (const [name, ch] of involved) {
-      const text = this.release(ch, ending.has(name));
+      const text = this.release(ch, ending.has(name), atLeast.get(name));
       if (touched.has(name)) released.set(name, text);
       else if (text !== "") before += this.inserted(name, ch, text);
     }
@@ -266,41 +283,48 @@ class Governor implements StreamGovernor {
         changed = true;
       }
     });
+    if (placed.length > 0 || unplaced.length > 0) changed = this.moveQuotes(placed, unplaced) || changed;
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
   }
 
   /**
-   * An event that quotes channels by offset (a Cohere citation): the quoted text leaves first, judged
-   * and redacted as it would have been (an inserted text event before this one, when it was still
-   * held), then each quote is moved onto the text the client got and quotes it. A quote that reaches
-   * into text still held (an entity that may still grow) is cut where the released text ends.
+   * Moves each placed quote onto the text its channel released (a quote reaching into text still held,
+   * an entity that may still grow, is cut where the released text ends); unplaced quotes have their text
+   * redacted on their own. Whether anything changed.
    */
-  private quoting(block: SseBlock, json: unknown, quotes: NonNullable<EventView["quotes"]>): string {
-    let before = "";
+  private moveQuotes(placed: [Quote, Channel, PlacedQuote][], unplaced: Quote[]): boolean {
     let changed = false;
-    for (const { channel: name, quote } of quotes) {
-      const ch = this.channels.get(name);
-      if (!ch) continue;
-      if (quote.end > ch.released) {
-        this.newRound();
-        this.scanChannel(ch, false);
-        if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
-        this.activateRedactors();
-        const text = this.release(ch, false, quote.end);
-        if (text !== "") before += this.inserted(name, ch, text);
+    const maps = new Map<Channel, RangeMapper | undefined>();
+    for (const [q, ch, where] of placed) {
+      if (!maps.has(ch)) maps.set(ch, rangeMapper(ch.text.slice(0, ch.released), ch.sent));
+      const map = maps.get(ch);
+      if (!map) {
+        unplaced.push(q);
+        continue;
       }
-      const released = ch.text.slice(0, ch.released);
-      if (ch.sent === released && quote.end <= ch.released) continue; // nothing redacted: the quote is right as it is
-      const end = Math.min(quote.end, ch.released);
-      const [start, to] = shiftRange(released, ch.sent, Math.min(quote.start, end), end);
-      quote.start = start;
-      quote.end = to;
-      if (typeof quote.text === "string") quote.text = ch.sent.slice(start, to);
-      changed = true;
+      const end = Math.min(where.end, ch.released);
+      changed = moveQuote(q.quote, q.fields, { ...where, start: Math.min(where.start, end), end }, ch.sent, map) || changed;
     }
-    if (changed) this.counters.rewritten++;
-    return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+    for (const q of unplaced) {
+      const text = q.quote[q.fields.text];
+      if (typeof text !== "string") continue;
+      const redacted = this.redactAlone(text);
+      if (redacted !== text) {
+        q.quote[q.fields.text] = redacted;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /** A text outside the channels (a quote that could not be placed), scanned and redacted on its own. */
+  private redactAlone(text: string): string {
+    const ch = new Channel();
+    ch.text = text;
+    this.scanChannel(ch, true);
+    this.activateRedactors();
+    return this.release(ch, true);
   }
 
   /**

@@ -6,7 +6,8 @@
 // the client sends that block back (same signature, the text it was given), the original is put back
 // before the call goes to the provider. The client never sees the redacted values, the provider gets the
 // block it signed. Memory only (bounded, expiring): after a restart or eviction the block goes on as the
-// client sent it and the provider refuses it, as it would without the sidecar's help.
+// client sent it and the provider refuses it, as it would without the sidecar's help. Blocks are kept per
+// agent (the scope): only the agent that was given a redacted block gets its original back.
 
 export interface RedactedThinkingLimits {
   /** Blocks kept at most (the oldest go first). */
@@ -29,6 +30,12 @@ interface Entry {
   expiresAt: number;
 }
 
+/** The store as one agent sees it. */
+export interface ScopedThinking {
+  remember(signature: string, redacted: string, original: string): void;
+  restore(signature: string, text: string): string | undefined;
+}
+
 export class RedactedThinkingStore {
   private readonly entries = new Map<string, Entry>();
   private chars = 0;
@@ -42,13 +49,22 @@ export class RedactedThinkingStore {
     return this.entries.size;
   }
 
-  /** Keeps `original` for the block signed `signature` that went to the client as `redacted`. */
-  remember(signature: string, redacted: string, original: string): void {
+  /** The store for one agent (its id as the scope). */
+  scoped(scope: string): ScopedThinking {
+    return {
+      remember: (signature, redacted, original) => this.remember(scope, signature, redacted, original),
+      restore: (signature, text) => this.restore(scope, signature, text),
+    };
+  }
+
+  /** Keeps `original` for the block signed `signature` that went to `scope`'s client as `redacted`. */
+  remember(scope: string, signature: string, redacted: string, original: string): void {
     if (signature === "" || redacted === original) return;
+    const key = `${scope}\u0000${signature}`;
     const cost = redacted.length + original.length;
     if (cost > this.limits.maxChars) return;
-    this.drop(signature);
-    this.entries.set(signature, { redacted, original, expiresAt: this.now() + this.limits.ttlMs });
+    this.drop(key);
+    this.entries.set(key, { redacted, original, expiresAt: this.now() + this.limits.ttlMs });
     this.chars += cost;
     for (const [key, entry] of this.entries) {
       if (this.entries.size <= this.limits.maxEntries && this.chars <= this.limits.maxChars && entry.expiresAt > this.now()) break;
@@ -56,21 +72,22 @@ export class RedactedThinkingStore {
     }
   }
 
-  /** The original text of a block sent back with this signature and the redacted text, else undefined. */
-  restore(signature: string, text: string): string | undefined {
-    const entry = this.entries.get(signature);
+  /** The original text of a block `scope` sent back with this signature and the redacted text, else undefined. */
+  restore(scope: string, signature: string, text: string): string | undefined {
+    const key = `${scope}\u0000${signature}`;
+    const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.now()) {
-      this.drop(signature);
+      this.drop(key);
       return undefined;
     }
     return entry.redacted === text ? entry.original : undefined;
   }
 
-  private drop(signature: string): void {
-    const entry = this.entries.get(signature);
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
     if (!entry) return;
-    this.entries.delete(signature);
+    this.entries.delete(key);
     this.chars -= entry.redacted.length + entry.original.length;
   }
 }

@@ -1,0 +1,51 @@
+// Objects that quote output text by offset (Cohere citations, Gemini grounding segments): after an
+// outbound redaction they must quote the text the client got, never the value that was redacted.
+// A quote is trusted only when its text is what its offsets point at in the original (in one of the
+// provider's offset units); it is then moved onto the redacted text and quotes that. A quote that
+// cannot be placed is the caller's to redact on its own (fail closed).
+import type { JsonObject } from "./json.js";
+import type { RangeMapper } from "./shift-range.js";
+import { fromUtf16, toUtf16, unitOfQuote, type OffsetUnit } from "./text-offsets.js";
+
+/** Where a quote object keeps its offsets and its text. A missing start counts as 0 (proto3 JSON omits it). */
+export interface QuoteFields {
+  start: string;
+  end: string;
+  text: string;
+}
+
+export interface PlacedQuote {
+  unit: OffsetUnit;
+  /** UTF-16 range in the original text. */
+  start: number;
+  end: number;
+}
+
+/** Where the quote points in `text` (the original), or undefined when it cannot be placed there. */
+export function placeQuote(quote: JsonObject, f: QuoteFields, text: string, units: readonly OffsetUnit[]): PlacedQuote | undefined {
+  const start = quote[f.start] ?? 0;
+  const end = quote[f.end];
+  if (typeof start !== "number" || typeof end !== "number" || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start) return undefined;
+  const quoted = quote[f.text];
+  const unit = typeof quoted === "string" ? unitOfQuote(text, start, end, quoted, units) : units[0];
+  if (unit === undefined) return undefined;
+  return { unit, start: toUtf16(text, start, unit), end: toUtf16(text, end, unit) };
+}
+
+/**
+ * Moves a placed quote onto `after`, the redacted copy the client got (`map` maps the original's
+ * ranges onto it): offsets in the quote's own unit, text cut from `after`. Leaves a quote whose text did
+ * not change as it was (byte for byte).
+ */
+export function moveQuote(quote: JsonObject, f: QuoteFields, placed: PlacedQuote, after: string, map: RangeMapper): boolean {
+  const [s, e] = map(placed.start, placed.end);
+  const text = after.slice(s, e);
+  const start = fromUtf16(after, s, placed.unit);
+  const end = fromUtf16(after, e, placed.unit);
+  const unchanged = (quote[f.start] ?? 0) === start && quote[f.end] === end && (typeof quote[f.text] !== "string" || quote[f.text] === text);
+  if (unchanged) return false;
+  if (quote[f.start] !== undefined || start !== 0) quote[f.start] = start;
+  quote[f.end] = end;
+  if (typeof quote[f.text] === "string") quote[f.text] = text;
+  return true;
+}
