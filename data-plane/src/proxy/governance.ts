@@ -39,7 +39,8 @@ export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors:
  * it has any (a copy). `scanned.text` is governedOutputText (completion, then reasoning), so one
  * redactor walks both in that order. Signed reasoning (Anthropic thinking) that changed is remembered
  * in `thinking` with its original, for the client's next turn; fields that quote the text by offset
- * (Cohere citations) follow it.
+ * (Cohere citations, Gemini grounding segments) follow it, and one that cannot be placed is redacted on
+ * its own.
  */
 export function redactAnswer(
   adapter: ProviderAdapter,
