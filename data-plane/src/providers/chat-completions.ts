@@ -85,9 +85,35 @@ function thinkingSlots(content: unknown): TextSlot[] {
   return slots;
 }
 
-/** Reasoning groups: for each choice (by index) the text of its thinking chunks, concatenated. */
+/**
+ * Reasoning text fields of OpenAI-compatible servers behind PROVIDER_OPENAI_URL / PROVIDER_MISTRAL_URL
+ * (DeepSeek and vLLM `reasoning_content`, OpenRouter and others `reasoning`), on a message or a delta.
+ */
+export const REASONING_FIELDS = ["reasoning_content", "reasoning"] as const;
+
+/**
+ * Reasoning groups: for each choice (by index) its reasoning fields, then the text of its thinking
+ * chunks (Mistral reasoning models), concatenated.
+ */
 export function chatReasoningGroups(json: unknown): TextSlot[][] {
-  return sortedChoices(json).map((choice) => (isObject(choice.message) ? thinkingSlots(choice.message.content) : []));
+  return sortedChoices(json).map((choice) => {
+    const message = choice.message;
+    if (!isObject(message)) return [];
+    const slots: TextSlot[] = [];
+    for (const field of REASONING_FIELDS) if (typeof message[field] === "string") slots.push(slot(message, field));
+    pushAll(slots, thinkingSlots(message.content));
+    return slots;
+  });
+}
+
+/** Whether any choice's message can carry reasoning (thinking chunks or a reasoning field): plain answers skip the walk. */
+function mayReason(json: unknown): boolean {
+  if (!isObject(json)) return false;
+  return asArray(json.choices).some((c) => {
+    if (!isObject(c) || !isObject(c.message)) return false;
+    const m = c.message;
+    return Array.isArray(m.content) || typeof m.reasoning_content === "string" || typeof m.reasoning === "string";
+  });
 }
 
 export function chatUsage(raw: unknown): Usage | undefined {
@@ -164,6 +190,10 @@ export function chatUncountedText(json: unknown): string {
   for (const choice of sortedChoices(json)) {
     const message = choice.message;
     if (!isObject(message)) continue;
+    for (const field of REASONING_FIELDS) {
+      const value = message[field];
+      if (typeof value === "string" && value) out.push(value);
+    }
     pushThinking(message.content, out);
     for (const call of asArray(message.tool_calls)) if (isObject(call)) pushToolArguments(call, out);
     if (isObject(message.function_call)) pushToolArguments({ function: message.function_call }, out);
@@ -182,9 +212,7 @@ export function parseChatResponse(json: unknown): ResponseFacts {
     completionText: joinGroups(chatCompletionGroups(json).map((g) => g.map((s) => s.get()))),
     toolCalls: chatToolCalls(json),
   };
-  // Thinking chunks live in array contents only (Mistral reasoning models): plain answers skip the walk.
-  const arrays = isObject(json) && asArray(json.choices).some((c) => isObject(c) && isObject(c.message) && Array.isArray(c.message.content));
-  const reasoning = arrays ? joinGroups(chatReasoningGroups(json).map((g) => g.map((s) => s.get()))) : "";
+  const reasoning = mayReason(json) ? joinGroups(chatReasoningGroups(json).map((g) => g.map((s) => s.get()))) : "";
   if (reasoning) facts.reasoningText = reasoning;
   if (isObject(json)) {
     const usage = chatUsage(json.usage);
@@ -306,13 +334,19 @@ export class ChatCompletionsObserver implements StreamObserver {
       const text = deltaText(delta.content);
       if (text) this.contents.set(choice, (this.contents.get(choice) ?? "") + text);
       else if (!this.contents.has(choice)) this.contents.set(choice, "");
+      let thought = "";
+      for (const field of REASONING_FIELDS) {
+        const value = delta[field];
+        if (typeof value === "string") thought += value;
+      }
       if (Array.isArray(delta.content)) {
-        const thinking: string[] = [];
-        pushThinking(delta.content, thinking);
-        if (thinking.length > 0) {
-          this.uncounted.push(...thinking);
-          this.thinking.set(choice, (this.thinking.get(choice) ?? "") + thinking.join(""));
-        }
+        const parts: string[] = [];
+        pushThinking(delta.content, parts);
+        thought += parts.join("");
+      }
+      if (thought) {
+        this.uncounted.push(thought);
+        this.thinking.set(choice, (this.thinking.get(choice) ?? "") + thought);
       }
       if (typeof delta.refusal === "string" && delta.refusal) {
         this.refusals.set(choice, (this.refusals.get(choice) ?? "") + delta.refusal);

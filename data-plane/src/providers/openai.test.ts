@@ -91,3 +91,16 @@ test("errorEvent: a data chunk with an error object, parsed by our SSE parser an
     await fake.close();
   }
 });
+
+test("OpenAI-compatible reasoning fields (reasoning_content, reasoning) are reasoning: read, mapped, counted when usage is missing", (t) => {
+  const json = { id: "c", object: "chat.completion", model: "deepseek-reasoner", choices: [{ index: 0, message: { role: "assistant", content: "Answer.", reasoning_content: "First I think." }, finish_reason: "stop" }] };
+  const facts = adapter.parseResponse(json);
+  t.is(facts.completionText, "Answer.");
+  t.is(facts.reasoningText, "First I think.");
+  t.true(facts.uncountedOutputText?.includes("First I think."));
+  const mapped = adapter.mapReasoningText(json, (s) => s.toUpperCase()) as typeof json;
+  t.is(mapped.choices[0]!.message.reasoning_content, "FIRST I THINK.");
+  t.is(mapped.choices[0]!.message.content, "Answer.");
+  t.is(adapter.parseResponse({ choices: [{ index: 0, message: { role: "assistant", content: "x", reasoning: "why" } }] }).reasoningText, "why");
+  t.is(adapter.parseResponse({ choices: [{ index: 0, message: { role: "assistant", content: "x" } }] }).reasoningText, undefined);
+});

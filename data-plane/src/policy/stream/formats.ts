@@ -6,6 +6,7 @@
 // that textEvent knows which kind of event carries a held reasoning tail.
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
+import { REASONING_FIELDS } from "../../providers/chat-completions.js";
 import type { ProviderName } from "../../providers/index.js";
 
 type Json = Record<string, unknown>;
@@ -107,14 +108,17 @@ const chatCompletions: StreamFormat = {
           }
         }
         if (typeof delta.refusal === "string") view.pieces.push(piece(`${i}:refusal`, delta, "refusal"));
+        // OpenAI-compatible servers' reasoning fields (reasoning_content, reasoning): channel `i:<field>`,
+        // whose held tail leaves in a delta carrying that field.
+        for (const field of REASONING_FIELDS) if (typeof delta[field] === "string") view.pieces.push(piece(`${i}:${field}`, delta, field));
         // Tool calls come after the reasoning too: a held reasoning tail leaves before them.
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) answered = true;
       }
       // Reasoning comes before the answer: its held tail leaves before the first answer text, not after it.
-      if (answered) view.endsReasoning!.push(`${i}:thinking`);
+      if (answered) view.endsReasoning!.push(`${i}:thinking`, ...REASONING_FIELDS.map((f) => `${i}:${f}`));
       if (raw.finish_reason !== null && raw.finish_reason !== undefined) {
         view.endsChannels.push(`${i}:content`, `${i}:refusal`);
-        view.endsReasoning!.push(`${i}:thinking`);
+        view.endsReasoning!.push(`${i}:thinking`, ...REASONING_FIELDS.map((f) => `${i}:${f}`));
       }
     });
     return view;

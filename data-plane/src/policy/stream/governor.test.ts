@@ -530,3 +530,22 @@ test("google: grounding segments (UTF-8 byte offsets) in the last chunk quote th
   t.is(segment.text, "Presse: [REDACTED:email]");
   t.is(Buffer.from(answer, "utf8").subarray(segment.startIndex, segment.endIndex).toString("utf8"), segment.text, "byte offsets point at it");
 });
+
+test("openai-compatible reasoning_content (DeepSeek, vLLM behind PROVIDER_OPENAI_URL): held, redacted, its tail in a reasoning_content delta before the answer", (t) => {
+  const reasoning = `The user wants mail sent to ${CITED_EMAIL}, so I will confirm it briefly.`;
+  const answer = "Done, the mail is on its way.";
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "deepseek-reasoner", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  let raw = chunk({ role: "assistant", content: null, reasoning_content: "" });
+  for (let i = 0; i < reasoning.length; i += 5) raw += chunk({ content: null, reasoning_content: reasoning.slice(i, i + 5) });
+  for (let i = 0; i < answer.length; i += 5) raw += chunk({ content: answer.slice(i, i + 5), reasoning_content: null });
+  raw += chunk({}, "stop") + "data: [DONE]\n\n";
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), 11));
+  const text = out.toString("utf8");
+  t.false(text.includes("jo.smith") || text.includes("example.com"));
+  const facts = textOf("openai", out);
+  t.is(facts.reasoningText, reasoning.replace(CITED_EMAIL, "[REDACTED:email]"));
+  t.is(facts.completionText, answer);
+  const deltas = parseSse(text).events.filter((e) => e.data !== "[DONE]").map((e) => (JSON.parse(e.data) as { choices: { delta: { content?: string | null; reasoning_content?: string | null } }[] }).choices[0]!.delta);
+  const firstAnswer = deltas.findIndex((d) => typeof d.content === "string" && d.content !== "");
+  t.true(deltas.slice(firstAnswer).every((d) => !d.reasoning_content), "no reasoning after the answer started");
+});
