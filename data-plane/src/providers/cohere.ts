@@ -3,7 +3,7 @@
 import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
-import { moveQuote, placeQuote, type QuoteFields } from "./quotes.js";
+import { moveQuote, placeByText, placeQuote, quoteText, type QuoteFields } from "./quotes.js";
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
@@ -93,6 +93,7 @@ function reasoningGroups(json: unknown): TextSlot[][] {
 }
 
 const CITATION: QuoteFields = { start: "start", end: "end", text: "text" };
+
 /** Cohere's API counts in code points (Python); UTF-16 is tried first, as the two agree on most text. */
 const CITATION_UNITS: readonly OffsetUnit[] = ["utf16", "codepoints"];
 
@@ -126,7 +127,7 @@ function citationsAfterRedaction(original: unknown, redacted: unknown, redactTex
     if (!isObject(citation)) continue;
     const from = citedText(before, citation);
     const to = citedText(after, citation);
-    const placed = from === undefined ? undefined : placeQuote(citation, CITATION, from, CITATION_UNITS);
+    const placed = from === undefined ? undefined : (placeQuote(citation, CITATION, from, CITATION_UNITS) ?? placeByText(citation, CITATION, from, "codepoints"));
     const key = `${String(citation.type)}:${String(citation.content_index)}`;
     if (placed && from !== undefined && to !== undefined) {
       if (!mappers.has(key)) mappers.set(key, rangeMapper(from, to));
@@ -136,7 +137,8 @@ function citationsAfterRedaction(original: unknown, redacted: unknown, redactTex
         continue;
       }
     }
-    if (typeof citation.text === "string") citation.text = redactText(citation.text);
+    const own = quoteText(citation, CITATION);
+    if (own !== undefined) citation.text = redactText(own);
   }
 }
 

@@ -5,7 +5,7 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { JsonArrayStream } from "./json-array-stream.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
-import { moveQuote, placeQuote, type QuoteFields } from "./quotes.js";
+import { moveQuote, placeByText, placeQuote, quoteText, type QuoteFields } from "./quotes.js";
 import { rangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
@@ -166,10 +166,13 @@ function groundingAfterRedaction(original: unknown, redacted: unknown, redactTex
         const index = hasNumber(segment.partIndex) ? segment.partIndex : 0;
         const from = partText(originalCandidate, index);
         const to = partText(candidate, index);
-        const placed = from === undefined ? undefined : placeQuote(segment, SEGMENT, from, SEGMENT_UNITS);
+        const placed = from === undefined ? undefined : (placeQuote(segment, SEGMENT, from, SEGMENT_UNITS) ?? placeByText(segment, SEGMENT, from, "utf8"));
         const map = placed && from !== undefined && to !== undefined ? rangeMapper(from, to) : undefined;
         if (placed && map && to !== undefined) moveQuote(segment, SEGMENT, placed, to, map);
-        else if (typeof segment.text === "string") segment.text = redactText(segment.text);
+        else {
+          const own = quoteText(segment, SEGMENT);
+          if (own !== undefined) segment.text = redactText(own);
+        }
       }
     });
   });

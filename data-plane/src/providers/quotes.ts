@@ -27,9 +27,27 @@ export function placeQuote(quote: JsonObject, f: QuoteFields, text: string, unit
   const end = quote[f.end];
   if (typeof start !== "number" || typeof end !== "number" || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start) return undefined;
   const quoted = quote[f.text];
+  if (quoted !== undefined && typeof quoted !== "string") return undefined; // malformed: redacted on its own
   const unit = typeof quoted === "string" ? unitOfQuote(text, start, end, quoted, units) : units[0];
   if (unit === undefined) return undefined;
   return { unit, start: toUtf16(text, start, unit), end: toUtf16(text, end, unit) };
+}
+
+/**
+ * A quote whose offsets are wrong, placed where its text first occurs in `text`; its offsets are written
+ * back in `unit` (the provider's own).
+ */
+export function placeByText(quote: JsonObject, f: QuoteFields, text: string, unit: OffsetUnit): PlacedQuote | undefined {
+  const quoted = quote[f.text];
+  if (typeof quoted !== "string" || quoted === "") return undefined;
+  const at = text.indexOf(quoted);
+  return at < 0 ? undefined : { unit, start: at, end: at + quoted.length };
+}
+
+/** A quote's text for redacting on its own: the text, or a malformed (non-string) value as JSON. */
+export function quoteText(quote: JsonObject, f: QuoteFields): string | undefined {
+  const value = quote[f.text];
+  return value === undefined ? undefined : typeof value === "string" ? value : JSON.stringify(value);
 }
 
 /**

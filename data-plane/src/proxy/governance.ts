@@ -29,6 +29,22 @@ function redactor(redactors: readonly Policy[], piiOn: boolean, scanned?: Scanne
   return partRedactor(scanned.text, redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null), alone);
 }
 
+/**
+ * For a quote that cannot be placed on the answer (Cohere citation, Gemini grounding segment): its text
+ * scanned alone, then every value redacted in the whole answer replaced by its label (values the quote's
+ * own text lacks the context to find, such as an SSN without the word "SSN").
+ */
+function quoteRedactor(redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): (text: string) => string {
+  const alone = redactor(redactors, piiOn);
+  const values = new Map<string, string>();
+  if (scanned) for (const s of redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null)) values.set(scanned.text.slice(s.start, s.end), s.label);
+  return (text) => {
+    let out = alone(text);
+    for (const [value, label] of values) if (value.length >= 3 && out.includes(value)) out = out.split(value).join(`[REDACTED:${label}]`);
+    return out;
+  };
+}
+
 /** The forwarded body with inbound redactions applied to each prompt part (a copy; `body` is untouched). */
 export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): unknown {
   return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned));
@@ -57,7 +73,7 @@ export function redactAnswer(
   if (hasReasoning && thinking && adapter.changedSignedReasoning) {
     for (const c of adapter.changedSignedReasoning(json, out)) thinking.remember(c.signature, c.redacted, c.original);
   }
-  adapter.afterRedaction?.(json, out, redactor(redactors, piiOn));
+  if (adapter.afterRedaction) adapter.afterRedaction(json, out, quoteRedactor(redactors, piiOn, scanned));
   return out;
 }
 

@@ -316,3 +316,34 @@ test("google: grounding segments (UTF-8 byte offsets) of a redacted answer quote
     await s.close();
   }
 });
+
+test("cohere JSON: a citation with wrong offsets is placed where its text occurs; one quoting a value only found with context, or malformed, is redacted", async (t) => {
+  const s = await setup([create(PolicySchema, { id: "pol_ssn", name: "ssn", status: "active", action: "redact", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes: ["ssn"] }) })]);
+  try {
+    const text = "The customer's SSN is 536 22 8410 and nothing else is on file.";
+    s.answer({
+      id: "c4",
+      finish_reason: "COMPLETE",
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text }],
+        citations: [
+          { start: 23, end: 34, text: "536 22 8410", type: "TEXT_CONTENT", content_index: 0, sources: [] },
+          { start: 0, end: 3, text: "record 536 22 8410", sources: [] },
+          { start: 0, end: 3, text: ["536 22 8410"], sources: [] },
+        ],
+      },
+      usage: { billed_units: { input_tokens: 10, output_tokens: 5 } },
+    });
+    const r = await send(s, CASES.cohere);
+    t.false(r.text.includes("8410"));
+    const message = (JSON.parse(r.text) as { message: { content: { text: string }[]; citations: { start: number; end: number; text: unknown }[] } }).message;
+    const placed = message.citations[0]!;
+    t.is(placed.text, "[REDACTED:ssn]");
+    t.is(message.content[0]!.text.slice(placed.start, placed.end), "[REDACTED:ssn]");
+    t.is(message.citations[1]!.text, "record [REDACTED:ssn]");
+    t.is(typeof message.citations[2]!.text, "string");
+  } finally {
+    await s.close();
+  }
+});

@@ -54,6 +54,8 @@ export interface Quote {
   quote: Json;
   fields: QuoteFields;
   units: readonly OffsetUnit[];
+  /** The provider's own unit: offsets of a quote placed by its text (its offsets were wrong) are written in it. */
+  native: OffsetUnit;
 }
 
 const CITATION: QuoteFields = { start: "start", end: "end", text: "text" };
@@ -214,7 +216,7 @@ const google: StreamFormat = {
       const grounding = raw.groundingMetadata;
       if (isObject(grounding)) {
         for (const support of asArray(grounding.groundingSupports)) {
-          if (isObject(support) && isObject(support.segment)) (view.quotes ??= []).push({ channel, quote: support.segment, fields: SEGMENT, units: SEGMENT_UNITS });
+          if (isObject(support) && isObject(support.segment)) (view.quotes ??= []).push({ channel, quote: support.segment, fields: SEGMENT, units: SEGMENT_UNITS, native: "utf8" });
         }
       }
     });
@@ -272,7 +274,7 @@ const cohere: StreamFormat = {
         if (!isObject(citation)) return EMPTY;
         const item = typeof citation.content_index === "number" ? citation.content_index : 0;
         const quoted = citation.type === "PLAN" ? PLAN : citation.type === "THINKING_CONTENT" ? `${item}:thinking` : String(item);
-        return { ...EMPTY, quotes: [{ channel: quoted, quote: citation, fields: CITATION, units: CITATION_UNITS }] };
+        return { ...EMPTY, quotes: [{ channel: quoted, quote: citation, fields: CITATION, units: CITATION_UNITS, native: "codepoints" }] };
       }
       case "content-end":
         return { ...EMPTY, endsChannels: [channel], endsReasoning: [`${channel}:thinking`] };

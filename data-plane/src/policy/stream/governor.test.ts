@@ -549,3 +549,35 @@ test("openai-compatible reasoning_content (DeepSeek, vLLM behind PROVIDER_OPENAI
   const firstAnswer = deltas.findIndex((d) => typeof d.content === "string" && d.content !== "");
   t.true(deltas.slice(firstAnswer).every((d) => !d.reasoning_content), "no reasoning after the answer started");
 });
+
+test("cohere: a citation right after the cited address does not let it out under a block policy; unplaced quotes are judged before they leave and lose values found with context", (t) => {
+  const stream = (deltas: string[], citation: Record<string, unknown>) => {
+    let raw = cohereEvent("message-start", { id: "m3", delta: { message: { role: "assistant" } } });
+    raw += cohereEvent("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } });
+    for (const d of deltas) raw += cohereEvent("content-delta", { index: 0, delta: { message: { content: { text: d } } } });
+    raw += cohereEvent("citation-start", { index: 0, delta: { message: { citations: citation } } });
+    raw += cohereEvent("content-delta", { index: 0, delta: { message: { content: { text: " Thanks." } } } });
+    raw += cohereEvent("content-end", { index: 0 }) + cohereEvent("message-end", { delta: { finish_reason: "COMPLETE" } });
+    return Buffer.from(raw);
+  };
+  const text = "Please write to the press office at jo.smith@example.com";
+  const cited = "press office at jo.smith@example.com";
+  const placed = { start: text.indexOf(cited), end: text.length, text: cited, type: "TEXT_CONTENT", content_index: 0 };
+  const deltas = ["Please write to the press office at ", "jo.smith", "@example", ".com"];
+  // F1: the citation forces the release; the address touches the end of the text, a block policy must still see it.
+  const blocked = run(governor("cohere", [policy("block", { piiTypes: ["email"] })]), [stream(deltas, placed)]).toString("utf8");
+  t.false(blocked.includes("jo.smith"), "nothing of the address leaves");
+  t.regex(blocked, /ERROR/);
+  // F3: a quote that cannot be placed (no offsets) holding the address is judged before it leaves.
+  const unplaced = run(governor("cohere", [policy("block", { piiTypes: ["email"] })]), [stream(["Hello there, all is well today."], { text: `mail ${CITED_EMAIL}` })]).toString("utf8");
+  t.false(unplaced.includes("jo.smith"));
+  t.is(citationsOf(Buffer.from(unplaced)).length, 0, "the stream ended before the citation");
+  // F2: an SSN that needs its context word, quoted with offsets one off: placed where its text occurs.
+  const ssnText = "The customer's SSN is 536 22 8410 and nothing else is on file for this customer today.";
+  const ssn = run(governor("cohere", [policy("redact", { piiTypes: ["ssn"] })]), [stream([ssnText.slice(0, 30), ssnText.slice(30)], { start: 23, end: 34, text: "536 22 8410" })]);
+  t.false(ssn.toString("utf8").includes("8410"));
+  t.is(citationsOf(ssn)[0]!.text, "[REDACTED:ssn]");
+  // ... and quoted from somewhere else entirely (not in the answer): the value the stream redacted is replaced.
+  const elsewhere = run(governor("cohere", [policy("redact", { piiTypes: ["ssn"] })]), [stream([ssnText], { start: 0, end: 4, text: "id 536 22 8410" })]);
+  t.false(elsewhere.toString("utf8").includes("8410"));
+});

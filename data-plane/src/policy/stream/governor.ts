@@ -25,10 +25,21 @@ import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
-import { moveQuote, placeQuote, type PlacedQuote } from "../../providers/quotes.js";
+import { moveQuote, placeByText, placeQuote, quoteText, type PlacedQuote } from "../../providers/quotes.js";
 import { rangeMapper, type RangeMapper } from "../../providers/shift-range.js";
 import { streamFormat, type Quote, type StreamFormat } from "./formats.js";
 import type { ScopedThinking } from "../thinking/index.js";
+
+/** Redacted values remembered per stream for quotes that could not be placed: at most this many, this long at least. */
+const MAX_REMEMBERED_VALUES = 256;
+const MIN_REMEMBERED_VALUE = 3;
+
+/** Where an event's quotes point (see Governor.placeQuotes). */
+interface QuotePlan {
+  placed: [Quote, Channel, PlacedQuote][];
+  unplaced: [Quote, Channel][];
+  atLeast: Map<string, number>;
+}
 
 /** Text held back per channel so that an entity split across deltas is seen whole (64 ≥ every bounded PII format). */
 export const DEFAULT_WINDOW_CHARS = 64;
@@ -134,6 +145,8 @@ class Governor implements StreamGovernor {
   private readonly keywordHits = new Set<string>();
   private readonly regexHits = new Set<string>();
   private readonly regexProvisional = new Set<string>();
+  /** Values this stream redacted, with their labels (bounded): replaced in quotes that could not be placed. */
+  private readonly redactedValues = new Map<string, string>();
   private done = false;
   blockedBy: Policy | undefined;
   piiMs = 0;
@@ -244,31 +257,24 @@ class Governor implements StreamGovernor {
     }
     // Quotes by offset (Cohere citations, Gemini grounding segments): the quoted text leaves with this
     // event at the latest, judged and redacted like the rest, so the quote can be moved onto what the
-    // client got (below). A quote that cannot be placed on its channel is redacted on its own.
-    const placed: [Quote, Channel, PlacedQuote][] = [];
-    const unplaced: Quote[] = [];
-    const atLeast = new Map<string, number>();
-    for (const q of view.quotes ?? []) {
-      const ch = this.channels.get(q.channel);
-      const where = ch ? placeQuote(q.quote, q.fields, ch.text, q.units) : undefined;
-      if (!ch || !where) {
-        unplaced.push(q);
-        continue;
-      }
-      placed.push([q, ch, where]);
-      atLeast.set(q.channel, Math.max(atLeast.get(q.channel) ?? 0, where.end));
-      involved.set(q.channel, ch);
-    }
+    // client got (below). A quote that cannot be placed on its channel is judged on its own, before the
+    // block check, and redacted on its own (plus every value this stream redacted, which its context
+    // may have been needed to find).
+    const quotes = view.quotes ? this.placeQuotes(view.quotes, involved) : undefined;
+    // A release forced into the window (for a quote) must not let out a finding that touches the end
+    // of the text: the channel is then scanned as final, so block policies see such findings now.
+    const forcedFinal = (name: string, ch: Channel) => (quotes?.atLeast.get(name) ?? -1) > ch.text.length - this.windowChars;
 
     this.newRound();
-    for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name));
+    for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name) || forcedFinal(name, ch));
+    for (const [, temp] of quotes?.unplaced ?? []) this.scanChannel(temp, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     this.activateRedactors();
 
     let before = "";
     const released = new Map<string, string>();
     for (const [name, ch] of involved) {
-      const text = this.release(ch, ending.has(name), atLeast.get(name));
+      const text = this.release(ch, ending.has(name), quotes?.atLeast.get(name));
       if (touched.has(name)) released.set(name, text);
       else if (text !== "") before += this.inserted(name, ch, text);
     }
@@ -283,34 +289,62 @@ class Governor implements StreamGovernor {
         changed = true;
       }
     });
-    if (placed.length > 0 || unplaced.length > 0) changed = this.moveQuotes(placed, unplaced) || changed;
+    if (quotes) changed = this.moveQuotes(quotes.placed, quotes.unplaced) || changed;
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
   }
 
   /**
-   * Moves each placed quote onto the text its channel released (a quote reaching into text still held,
-   * an entity that may still grow, is cut where the released text ends); unplaced quotes have their text
-   * redacted on their own. Whether anything changed.
+   * Where each quote of an event points: on its channel where its text is what its offsets point at (in
+   * one of its provider's units), else where its text first occurs in the channel (offsets that are
+   * just wrong); otherwise it is unplaced, with a channel of its own to be judged and redacted alone.
+   * Placed quotes' channels join this event's release (at least up to the quote's end).
    */
-  private moveQuotes(placed: [Quote, Channel, PlacedQuote][], unplaced: Quote[]): boolean {
+  private placeQuotes(quotes: readonly Quote[], involved: Map<string, Channel>): QuotePlan {
+    const plan: QuotePlan = { placed: [], unplaced: [], atLeast: new Map() };
+    for (const q of quotes) {
+      const ch = this.channels.get(q.channel);
+      const where = ch ? (placeQuote(q.quote, q.fields, ch.text, q.units) ?? placeByText(q.quote, q.fields, ch.text, q.native)) : undefined;
+      if (!ch || !where) {
+        const own = quoteText(q.quote, q.fields);
+        if (own === undefined) continue;
+        const temp = new Channel();
+        temp.text = own;
+        plan.unplaced.push([q, temp]);
+        continue;
+      }
+      plan.placed.push([q, ch, where]);
+      plan.atLeast.set(q.channel, Math.max(plan.atLeast.get(q.channel) ?? 0, where.end));
+      involved.set(q.channel, ch);
+    }
+    return plan;
+  }
+
+  /**
+   * Moves each placed quote onto the text its channel released (a quote reaching into text still held,
+   * an entity that may still grow, is cut where the released text ends); unplaced quotes get their own
+   * text, redacted (scanned alone, and every value this stream redacted replaced). Whether anything changed.
+   */
+  private moveQuotes(placed: QuotePlan["placed"], unplaced: QuotePlan["unplaced"]): boolean {
     let changed = false;
     const maps = new Map<Channel, RangeMapper | undefined>();
     for (const [q, ch, where] of placed) {
       if (!maps.has(ch)) maps.set(ch, rangeMapper(ch.text.slice(0, ch.released), ch.sent));
       const map = maps.get(ch);
       if (!map) {
-        unplaced.push(q);
+        const temp = new Channel();
+        temp.text = ch.text.slice(where.start, where.end);
+        this.scanChannel(temp, true);
+        unplaced.push([q, temp]);
         continue;
       }
       const end = Math.min(where.end, ch.released);
       changed = moveQuote(q.quote, q.fields, { ...where, start: Math.min(where.start, end), end }, ch.sent, map) || changed;
     }
-    for (const q of unplaced) {
-      const text = q.quote[q.fields.text];
-      if (typeof text !== "string") continue;
-      const redacted = this.redactAlone(text);
-      if (redacted !== text) {
+    for (const [q, temp] of unplaced) {
+      const original = q.quote[q.fields.text];
+      const redacted = this.redactedValuesIn(this.release(temp, true, undefined, true));
+      if (redacted !== original) {
         q.quote[q.fields.text] = redacted;
         changed = true;
       }
@@ -318,13 +352,18 @@ class Governor implements StreamGovernor {
     return changed;
   }
 
-  /** A text outside the channels (a quote that could not be placed), scanned and redacted on its own. */
-  private redactAlone(text: string): string {
-    const ch = new Channel();
-    ch.text = text;
-    this.scanChannel(ch, true);
-    this.activateRedactors();
-    return this.release(ch, true);
+  /**
+   * `text` with every value this stream redacted, or is about to redact (spans of held text), replaced by
+   * its label: values found with context elsewhere in the answer.
+   */
+  private redactedValuesIn(text: string): string {
+    const values = new Map(this.redactedValues);
+    for (const ch of this.channels.values()) {
+      for (const s of this.spans(ch)) if (s.end > ch.released && s.end - s.start >= MIN_REMEMBERED_VALUE) values.set(ch.text.slice(s.start, s.end), s.label);
+    }
+    let out = text;
+    for (const [value, label] of values) if (out.includes(value)) out = out.split(value).join(`[REDACTED:${label}]`);
+    return out;
   }
 
   /**
@@ -449,8 +488,11 @@ class Governor implements StreamGovernor {
     return mergeSpans(spans);
   }
 
-  /** Releases what may leave now (everything when `final`; at least up to `atLeast` when given), redacted. */
-  private release(ch: Channel, final: boolean, atLeast?: number): string {
+  /**
+   * Releases what may leave now (everything when `final`; at least up to `atLeast` when given), redacted.
+   * `temp`: a text outside the channels (an unplaced quote), left out of the held-text statistics.
+   */
+  private release(ch: Channel, final: boolean, atLeast?: number, temp = false): string {
     const n = ch.text.length;
     const R = ch.released;
     const spans = this.spans(ch).filter((s) => s.end > R);
@@ -461,7 +503,7 @@ class Governor implements StreamGovernor {
       else if (s.start < end && end < s.end) end = Math.max(R, s.start); // never cut a span
     }
     if (!final && n - end > this.maxHold) end = n - this.maxHold;
-    this.counters.maxHeldChars = Math.max(this.counters.maxHeldChars, n - R);
+    if (!temp) this.counters.maxHeldChars = Math.max(this.counters.maxHeldChars, n - R);
     if (end <= R) return "";
     let out = "";
     let at = R;
@@ -471,6 +513,7 @@ class Governor implements StreamGovernor {
       out += ch.text.slice(at, Math.max(at, s.start));
       const continuing = s.start < R && ch.openLabel;
       if (!continuing) out += `[REDACTED:${s.label}]`;
+      if (s.end <= n && s.end - s.start >= MIN_REMEMBERED_VALUE && this.redactedValues.size < MAX_REMEMBERED_VALUES) this.redactedValues.set(ch.text.slice(s.start, s.end), s.label);
       const stop = Math.min(end, s.end);
       this.counters.redactedChars += stop - Math.max(at, s.start);
       at = stop;
