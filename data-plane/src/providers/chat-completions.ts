@@ -92,6 +92,22 @@ function thinkingSlots(content: unknown): TextSlot[] {
 export const REASONING_FIELDS = ["reasoning_content", "reasoning"] as const;
 
 /**
+ * Text fields of OpenRouter's `reasoning_details` items (`reasoning.text` → `text`, `reasoning.summary` →
+ * `summary`; `reasoning.encrypted` carries opaque `data`), which repeat the reasoning in structured form.
+ */
+export const REASONING_DETAIL_FIELDS = ["text", "summary"] as const;
+
+/** Slots of a message's or delta's `reasoning_details` items, in order. */
+export function reasoningDetailSlots(holder: JsonObject): TextSlot[] {
+  const slots: TextSlot[] = [];
+  for (const item of asArray(holder.reasoning_details)) {
+    if (!isObject(item)) continue;
+    for (const field of REASONING_DETAIL_FIELDS) if (typeof item[field] === "string") slots.push(slot(item, field));
+  }
+  return slots;
+}
+
+/**
  * Reasoning groups: for each choice (by index) its reasoning fields, then the text of its thinking
  * chunks (Mistral reasoning models), concatenated.
  */
@@ -101,6 +117,7 @@ export function chatReasoningGroups(json: unknown): TextSlot[][] {
     if (!isObject(message)) return [];
     const slots: TextSlot[] = [];
     for (const field of REASONING_FIELDS) if (typeof message[field] === "string") slots.push(slot(message, field));
+    pushAll(slots, reasoningDetailSlots(message));
     pushAll(slots, thinkingSlots(message.content));
     return slots;
   });
@@ -112,7 +129,7 @@ function mayReason(json: unknown): boolean {
   return asArray(json.choices).some((c) => {
     if (!isObject(c) || !isObject(c.message)) return false;
     const m = c.message;
-    return Array.isArray(m.content) || typeof m.reasoning_content === "string" || typeof m.reasoning === "string";
+    return Array.isArray(m.content) || typeof m.reasoning_content === "string" || typeof m.reasoning === "string" || Array.isArray(m.reasoning_details);
   });
 }
 
@@ -194,6 +211,7 @@ export function chatUncountedText(json: unknown): string {
       const value = message[field];
       if (typeof value === "string" && value) out.push(value);
     }
+    for (const s of reasoningDetailSlots(message)) if (s.get()) out.push(s.get());
     pushThinking(message.content, out);
     for (const call of asArray(message.tool_calls)) if (isObject(call)) pushToolArguments(call, out);
     if (isObject(message.function_call)) pushToolArguments({ function: message.function_call }, out);
@@ -344,6 +362,7 @@ export class ChatCompletionsObserver implements StreamObserver {
         pushThinking(delta.content, parts);
         thought += parts.join("");
       }
+      if (Array.isArray(delta.reasoning_details)) for (const s of reasoningDetailSlots(delta)) thought += s.get();
       if (thought) {
         this.uncounted.push(thought);
         this.thinking.set(choice, (this.thinking.get(choice) ?? "") + thought);

@@ -145,7 +145,9 @@ const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
  * Google Search grounding quotes the answer: `groundingMetadata.groundingSupports[].segment` holds the
  * text of a range of part `partIndex`. After a redaction each segment is moved onto the text the client
  * got and quotes it; a segment that cannot be placed has its text redacted on its own (fail closed).
- * `citationMetadata` holds offsets and URIs only (no text to leak).
+ * The search queries the model wrote (`webSearchQueries`, and the `searchEntryPoint.renderedContent`
+ * widget that shows them) are its output too: redacted on their own. `citationMetadata` holds offsets and
+ * URIs only (no text to leak).
  */
 function groundingAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
   const before = Array.isArray(original) ? original : [original];
@@ -154,6 +156,11 @@ function groundingAfterRedaction(original: unknown, redacted: unknown, redactTex
     if (!isObject(response)) return;
     asArray(response.candidates).forEach((candidate, c) => {
       if (!isObject(candidate) || !isObject(candidate.groundingMetadata)) return;
+      const grounding = candidate.groundingMetadata;
+      if (Array.isArray(grounding.webSearchQueries)) grounding.webSearchQueries = grounding.webSearchQueries.map((q: unknown) => (typeof q === "string" ? redactText(q) : q));
+      if (isObject(grounding.searchEntryPoint) && typeof grounding.searchEntryPoint.renderedContent === "string") {
+        grounding.searchEntryPoint.renderedContent = redactText(grounding.searchEntryPoint.renderedContent);
+      }
       const originalCandidate = isObject(before[r]) ? asArray((before[r] as JsonObject).candidates)[c] : undefined;
       const partText = (cand: unknown, index: number): string | undefined => {
         const content = isObject(cand) && isObject(cand.content) ? cand.content : {};

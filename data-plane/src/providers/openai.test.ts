@@ -102,5 +102,8 @@ test("OpenAI-compatible reasoning fields (reasoning_content, reasoning) are reas
   t.is(mapped.choices[0]!.message.reasoning_content, "FIRST I THINK.");
   t.is(mapped.choices[0]!.message.content, "Answer.");
   t.is(adapter.parseResponse({ choices: [{ index: 0, message: { role: "assistant", content: "x", reasoning: "why" } }] }).reasoningText, "why");
+  const details = { choices: [{ index: 0, message: { role: "assistant", content: "x", reasoning_details: [{ type: "reasoning.text", text: "step one" }, { type: "reasoning.encrypted", data: "opaque" }] } }] };
+  t.is(adapter.parseResponse(details).reasoningText, "step one");
+  t.deepEqual((adapter.mapReasoningText(details, (s) => s.toUpperCase()) as typeof details).choices[0]!.message.reasoning_details, [{ type: "reasoning.text", text: "STEP ONE" }, { type: "reasoning.encrypted", data: "opaque" }]);
   t.is(adapter.parseResponse({ choices: [{ index: 0, message: { role: "assistant", content: "x" } }] }).reasoningText, undefined);
 });

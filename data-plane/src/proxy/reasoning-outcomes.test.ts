@@ -294,6 +294,8 @@ test("google: grounding segments (UTF-8 byte offsets) of a redacted answer quote
           finishReason: "STOP",
           groundingMetadata: {
             groundingChunks: [{ web: { uri: "https://example.org/presse", title: "example.org" } }],
+            webSearchQueries: [`Pressestelle ${EMAIL}`, "Pressestelle Kontakt"],
+            searchEntryPoint: { renderedContent: `<style>.x{}</style><div class="chip">${EMAIL}</div>` },
             groundingSupports: [
               { segment: after(quoted), groundingChunkIndices: [0] },
               { segment: after("Übersicht folgt"), groundingChunkIndices: [0] },
@@ -311,6 +313,7 @@ test("google: grounding segments (UTF-8 byte offsets) of a redacted answer quote
     const answer = Buffer.from(c.content.parts[0]!.text, "utf8");
     const segments = c.groundingMetadata.groundingSupports.map((x) => x.segment);
     t.deepEqual(segments.map((x) => x.text), ["Pressestelle ([REDACTED:email])", "Übersicht folgt", "not in the answer: [REDACTED:email]"]);
+    t.deepEqual((c.groundingMetadata as unknown as { webSearchQueries: string[] }).webSearchQueries, ["Pressestelle [REDACTED:email]", "Pressestelle Kontakt"], "the model's search queries are its output too");
     for (const x of segments.slice(0, 2)) t.is(answer.subarray(x.startIndex ?? 0, x.endIndex).toString("utf8"), x.text);
   } finally {
     await s.close();

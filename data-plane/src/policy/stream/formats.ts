@@ -6,7 +6,7 @@
 // that textEvent knows which kind of event carries a held reasoning tail.
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
-import { REASONING_FIELDS } from "../../providers/chat-completions.js";
+import { REASONING_DETAIL_FIELDS, REASONING_FIELDS } from "../../providers/chat-completions.js";
 import type { ProviderName } from "../../providers/index.js";
 
 type Json = Record<string, unknown>;
@@ -65,6 +65,16 @@ const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
 
 const EMPTY: EventView = { pieces: [], endsChannels: [], endsStream: false };
 
+/** The reasoning channels of chat-completion choice `i` (names built once per index: every content delta ends them). */
+const reasoningNames: string[][] = [];
+function reasoningChannels(i: number): readonly string[] {
+  const cached = Number.isInteger(i) && i >= 0 && i < 64 ? reasoningNames[i] : undefined;
+  if (cached) return cached;
+  const names = [`${i}:thinking`, ...REASONING_FIELDS.map((f) => `${i}:${f}`), `${i}:reasoning_details`];
+  if (Number.isInteger(i) && i >= 0 && i < 64) reasoningNames[i] = names;
+  return names;
+}
+
 function piece(channel: string, holder: Json, key: string): TextPiece {
   return {
     channel,
@@ -113,14 +123,21 @@ const chatCompletions: StreamFormat = {
         // OpenAI-compatible servers' reasoning fields (reasoning_content, reasoning): channel `i:<field>`,
         // whose held tail leaves in a delta carrying that field.
         for (const field of REASONING_FIELDS) if (typeof delta[field] === "string") view.pieces.push(piece(`${i}:${field}`, delta, field));
+        // OpenRouter's reasoning_details items (text, summary): channel `i:reasoning_details`.
+        if (Array.isArray(delta.reasoning_details)) {
+          for (const item of delta.reasoning_details) {
+            if (!isObject(item)) continue;
+            for (const field of REASONING_DETAIL_FIELDS) if (typeof item[field] === "string") view.pieces.push(piece(`${i}:reasoning_details`, item, field));
+          }
+        }
         // Tool calls come after the reasoning too: a held reasoning tail leaves before them.
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) answered = true;
       }
       // Reasoning comes before the answer: its held tail leaves before the first answer text, not after it.
-      if (answered) view.endsReasoning!.push(`${i}:thinking`, ...REASONING_FIELDS.map((f) => `${i}:${f}`));
+      if (answered) view.endsReasoning!.push(...reasoningChannels(i));
       if (raw.finish_reason !== null && raw.finish_reason !== undefined) {
         view.endsChannels.push(`${i}:content`, `${i}:refusal`);
-        view.endsReasoning!.push(`${i}:thinking`, ...REASONING_FIELDS.map((f) => `${i}:${f}`));
+        view.endsReasoning!.push(...reasoningChannels(i));
       }
     });
     return view;
@@ -130,7 +147,12 @@ const chatCompletions: StreamFormat = {
     const base: Json = isObject(template.json) ? { ...template.json } : {};
     delete base.usage;
     if (isObject(template.json) && "usage" in template.json && template.json.usage === null) base.usage = null;
-    const delta = field === "thinking" ? { content: [{ type: "thinking", thinking: [{ type: "text", text }] }] } : { [field]: text };
+    const delta =
+      field === "thinking"
+        ? { content: [{ type: "thinking", thinking: [{ type: "text", text }] }] }
+        : field === "reasoning_details"
+          ? { reasoning_details: [{ type: "reasoning.text", text, index: 0 }] }
+          : { [field]: text };
     base.choices = [{ index: Number(index), delta, finish_reason: null }];
     return { event: template.event, json: base };
   },
@@ -217,6 +239,15 @@ const google: StreamFormat = {
       if (isObject(grounding)) {
         for (const support of asArray(grounding.groundingSupports)) {
           if (isObject(support) && isObject(support.segment)) (view.quotes ??= []).push({ channel, quote: support.segment, fields: SEGMENT, units: SEGMENT_UNITS, native: "utf8" });
+        }
+        // The search queries the model wrote, and the widget showing them: on no channel, so judged and
+        // redacted on their own.
+        asArray(grounding.webSearchQueries).forEach((q, n) => {
+          if (typeof q === "string") (view.quotes ??= []).push({ channel: "", quote: grounding.webSearchQueries as unknown as Json, fields: { start: "", end: "", text: String(n) }, units: SEGMENT_UNITS, native: "utf8" });
+        });
+        const entry = grounding.searchEntryPoint;
+        if (isObject(entry) && typeof entry.renderedContent === "string") {
+          (view.quotes ??= []).push({ channel: "", quote: entry, fields: { start: "", end: "", text: "renderedContent" }, units: SEGMENT_UNITS, native: "utf8" });
         }
       }
     });

@@ -516,7 +516,12 @@ test("google: grounding segments (UTF-8 byte offsets) in the last chunk quote th
           index: 0,
           content: { role: "model", parts: [{ text: rest }] },
           finishReason: "STOP",
-          groundingMetadata: { groundingSupports: [{ segment: { startIndex, endIndex: startIndex + bytes(quoted), text: quoted }, groundingChunkIndices: [0] }], groundingChunks: [{ web: { uri: "https://example.org", title: "x" } }] },
+          groundingMetadata: {
+            groundingSupports: [{ segment: { startIndex, endIndex: startIndex + bytes(quoted), text: quoted }, groundingChunkIndices: [0] }],
+            groundingChunks: [{ web: { uri: "https://example.org", title: "x" } }],
+            webSearchQueries: [`presse ${CITED_EMAIL}`],
+            searchEntryPoint: { renderedContent: `<div>${CITED_EMAIL}</div>` },
+          },
         },
       ],
       usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9, totalTokenCount: 12 },
@@ -580,4 +585,22 @@ test("cohere: a citation right after the cited address does not let it out under
   // ... and quoted from somewhere else entirely (not in the answer): the value the stream redacted is replaced.
   const elsewhere = run(governor("cohere", [policy("redact", { piiTypes: ["ssn"] })]), [stream([ssnText], { start: 0, end: 4, text: "id 536 22 8410" })]);
   t.false(elsewhere.toString("utf8").includes("8410"));
+});
+
+test("OpenRouter reasoning_details (text items) are governed with the reasoning they repeat", (t) => {
+  const reasoning = `Mail goes to ${CITED_EMAIL} today, as the user asked me to do earlier on.`;
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "g1", object: "chat.completion.chunk", created: 1, model: "anthropic/claude-sonnet-4.5", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  let raw = "";
+  for (let i = 0; i < reasoning.length; i += 6) {
+    const piece = reasoning.slice(i, i + 6);
+    raw += chunk({ role: "assistant", content: "", reasoning: piece, reasoning_details: [{ type: "reasoning.text", text: piece, index: 0, format: "anthropic-claude-v1" }] });
+  }
+  raw += chunk({ content: "Sent." }) + chunk({}, "stop") + "data: [DONE]\n\n";
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), 13)).toString("utf8");
+  t.false(out.includes("jo.smith") || out.includes("example.com"), "neither copy of the reasoning carries the address");
+  const details = parseSse(out)
+    .events.filter((e) => e.data !== "[DONE]")
+    .flatMap((e) => ((JSON.parse(e.data) as { choices: { delta: { reasoning_details?: { text?: string }[] } }[] }).choices[0]!.delta.reasoning_details ?? []).map((d) => d.text ?? ""))
+    .join("");
+  t.is(details, reasoning.replace(CITED_EMAIL, "[REDACTED:email]"));
 });
