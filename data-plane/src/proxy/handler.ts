@@ -244,13 +244,22 @@ export function createProxyHandler(deps: ProxyDeps) {
 
       // 6. What is forwarded: the bytes as received, unless a redaction, the Google spec path or a restored
       // thinking block (one the sidecar redacted for the client: its signature covers the original) changed the body.
-      let changed = target.body;
-      if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
-      const thinking = deps.redactedThinking;
-      if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
-        changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;
+      let forwardBody: Buffer;
+      try {
+        let changed = target.body;
+        if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
+        const thinking = deps.redactedThinking;
+        if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
+          changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;
+        }
+        forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
+      } catch (e) {
+        // A body nested deeper than the engine can copy or serialise (thousands of levels) cannot be
+        // rewritten: it is not forwarded unredacted (fail closed), and the caller is told why.
+        if (!(e instanceof RangeError)) throw e;
+        settleBudget();
+        return refuse(new ProxyRefusal(400, "bad_request", "request body is nested too deeply to be rewritten by the sidecar's policies"), "");
       }
-      const forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
 
       // 7. Forward. A client that goes away aborts the upstream call; the trace is still recorded.
       // An EventEmitter is undici's cheapest abort signal (an AbortController costs an EventTarget per request).

@@ -350,3 +350,22 @@ test("cohere JSON: a citation with wrong offsets is placed where its text occurs
     await s.close();
   }
 });
+
+test("a request nested too deeply to be rewritten by an inbound redaction is refused (400, traced), not forwarded unredacted", async (t) => {
+  const s = await setup([create(PolicySchema, { id: "pol_in", name: "in", status: "active", action: "redact", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "inbound", piiTypes: ["email"] }) })]);
+  try {
+    s.answer({ id: "c", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+    const c: Case = { ...CASES.mistral, path: "/v1/proxy/openai/v1/chat/completions", request: {} };
+    // Built by hand: JSON.stringify of the body itself would overflow here too.
+    const body = `{"model":"gpt-4o-mini","metadata":${'{"d":'.repeat(20_000)}"leaf"${"}".repeat(20_000)},"messages":[{"role":"user","content":"mail ${EMAIL}"}]}`;
+    const res = await fetch(`${s.url}${c.path}`, { method: "POST", headers: { "content-type": "application/json", "x-service-key": KEY, "x-service-agent": AGENT, authorization: "Bearer sk-x" }, body });
+    const text = await res.text();
+    t.is(res.status, 400, text);
+    t.is((JSON.parse(text) as { error: { code: string } }).error.code, "bad_request");
+    t.is(s.received.length, 0, "nothing was forwarded");
+    const tr = await traceOf(s, 1);
+    t.is(tr.errorCode, "bad_request");
+  } finally {
+    await s.close();
+  }
+});
