@@ -316,6 +316,13 @@ export const cohereAdapter: ProviderAdapter = {
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
   afterRedaction: citationsAfterRedaction,
+  quotedText: (json) =>
+    isObject(json) && isObject(json.message)
+      ? asArray(json.message.citations)
+          .map((c) => (isObject(c) ? quoteText(c, CITATION) : undefined))
+          .filter((t): t is string => t !== undefined && t !== "")
+          .join("\n\n")
+      : "",
   streamObserver: () => new CohereObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // Cohere v2 has no error event: a stream that fails ends with message-end, finish_reason ERROR and delta.error.

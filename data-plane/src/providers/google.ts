@@ -185,6 +185,23 @@ function groundingAfterRedaction(original: unknown, redacted: unknown, redactTex
   });
 }
 
+/** Grounding segment texts and the model's search queries of an answer (JSON or JSON array), joined. */
+function groundingText(json: unknown): string {
+  const out: string[] = [];
+  for (const response of Array.isArray(json) ? json : [json]) {
+    if (!isObject(response)) continue;
+    for (const candidate of asArray(response.candidates)) {
+      if (!isObject(candidate) || !isObject(candidate.groundingMetadata)) continue;
+      for (const support of asArray(candidate.groundingMetadata.groundingSupports)) {
+        const text = isObject(support) && isObject(support.segment) ? quoteText(support.segment, SEGMENT) : undefined;
+        if (text) out.push(text);
+      }
+      for (const q of asArray(candidate.groundingMetadata.webSearchQueries)) if (typeof q === "string" && q) out.push(q);
+    }
+  }
+  return out.join("\n\n");
+}
+
 /**
  * promptTokenCount INCLUDES cachedContentTokenCount; toolUsePromptTokenCount (tool results fed back
  * by the API) is billed as input; thoughtsTokenCount is billed as output next to candidatesTokenCount.
@@ -372,6 +389,7 @@ export const googleAdapter: ProviderAdapter = {
   mapReasoningText: (json, fn) =>
     Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(reasoningGroups), fn) : mapGroups(json, reasoningGroups, fn),
   afterRedaction: groundingAfterRedaction,
+  quotedText: groundingText,
   streamObserver: () => new GoogleObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     const status = options?.status ?? 403;

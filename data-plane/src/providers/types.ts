@@ -144,6 +144,12 @@ export interface ProviderAdapter {
    * `redacted`. Absent: nothing quotes output text.
    */
   afterRedaction?(original: unknown, redacted: unknown, redactText: (text: string) => string): void;
+  /**
+   * The texts of a JSON answer that quote or accompany the answer outside its text parts (Cohere
+   * citations, Gemini grounding segments and search queries), joined by "\n\n": judged by outbound
+   * policies with the answer, so a block sees a value that only a quote carries. Absent: none.
+   */
+  quotedText?(json: unknown): string;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

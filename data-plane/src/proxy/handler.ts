@@ -429,11 +429,18 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
         let outBody = raw;
         if (status < 300 && json !== undefined) {
-          // Outbound policies judge the answer and the reasoning shown beside it (thinking, tool plans); the
-          // reasoning is scanned only when some outbound policy applies, as in streams (policy/stream).
-          const judgesReasoning = facts.reasoningText !== undefined && applicablePolicies(state.orderedPolicies, agent, "outbound").length > 0;
-          const governed = judgesReasoning ? governedOutputText(completionText, facts.reasoningText) : completionText;
+          // Outbound policies judge the answer, the reasoning shown beside it (thinking, tool plans) and the
+          // texts that quote it (citations, grounding, search queries); the extras are scanned only when
+          // some outbound policy applies, as in streams (policy/stream). The trace keeps the findings of
+          // the answer and its reasoning (a quote repeats what the answer holds).
+          const extras = (facts.reasoningText !== undefined || adapter.quotedText !== undefined) && applicablePolicies(state.orderedPolicies, agent, "outbound").length > 0;
+          const judgesReasoning = extras && facts.reasoningText !== undefined;
+          const output = judgesReasoning ? governedOutputText(completionText, facts.reasoningText) : completionText;
+          const quoted = extras ? (adapter.quotedText?.(json) ?? "") : "";
+          const governed = quoted === "" ? output : `${output}\n\n${quoted}`;
           const outbound = outboundPhase(draft, agent, state, governed);
+          const judgedPii = draft.completionPii;
+          if (quoted !== "") draft.completionPii = judgedPii.filter((f) => f.start < output.length);
           service["x-service-policies"] = String(draft.evaluations.length);
           if (outbound.block) {
             // The provider was paid: the refusal carries the cost, and the budget is charged.
@@ -443,7 +450,7 @@ export function createProxyHandler(deps: ProxyDeps) {
             return refuse(new ProxyRefusal(403, "policy_violation", `response blocked by policy "${outbound.block.name}"`, { policy_id: outbound.block.id, trace_id: traceId }), "");
           }
           if (outbound.redactors.length > 0) {
-            const scanned = { text: governed, pii: agent.piiDetection ? draft.completionPii : null };
+            const scanned = { text: governed, pii: agent.piiDetection ? judgedPii : null };
             outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id))), "utf8");
           }
         }

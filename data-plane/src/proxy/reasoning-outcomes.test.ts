@@ -369,3 +369,37 @@ test("a request nested too deeply to be rewritten by an inbound redaction is ref
     await s.close();
   }
 });
+
+test("JSON answers: a block policy sees a value only a quote carries (Cohere citation, Gemini search query); the trace keeps the answer's findings only", async (t) => {
+  const s = await setup([policy("pol_block", "block")]);
+  try {
+    s.answer({
+      id: "c5",
+      finish_reason: "COMPLETE",
+      message: { role: "assistant", content: [{ type: "text", text: "Write to the press office." }], citations: [{ text: `press office ${EMAIL}`, sources: [] }] },
+      usage: { billed_units: { input_tokens: 10, output_tokens: 5 } },
+    });
+    const cohere = await send(s, CASES.cohere);
+    t.is(cohere.status, 403);
+    t.false(cohere.text.includes(EMAIL));
+    s.answer({
+      candidates: [{ index: 0, content: { role: "model", parts: [{ text: "The press office answers quickly." }] }, finishReason: "STOP", groundingMetadata: { webSearchQueries: [`press ${EMAIL}`] } }],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    });
+    const google = await send(s, CASES.google);
+    t.is(google.status, 403);
+    t.false(google.text.includes(EMAIL));
+  } finally {
+    await s.close();
+  }
+  const r = await setup([policy("pol_redact", "redact")]);
+  try {
+    const text = `Write to ${EMAIL} now.`;
+    r.answer({ id: "c6", finish_reason: "COMPLETE", message: { role: "assistant", content: [{ type: "text", text }], citations: [{ start: 0, end: text.length - 5, text: text.slice(0, -5), sources: [] }] }, usage: { billed_units: { input_tokens: 10, output_tokens: 5 } } });
+    t.is((await send(r, CASES.cohere)).status, 200);
+    const tr = await traceOf(r, 1);
+    t.is(tr.piiDetections.filter((d) => d.source === "completion").length, 1, "the citation repeating the address adds no second finding");
+  } finally {
+    await r.close();
+  }
+});
