@@ -177,6 +177,22 @@ export function createProxyHandler(deps: ProxyDeps) {
       emit();
     };
 
+    /**
+     * A 2xx answer outbound block/redact policies cannot judge or rewrite: refused (502, fail closed). The
+     * provider was paid: its cost is on the trace and charged to the budget. Trace status error.
+     */
+    const unreadable = (message: string, clientGone: boolean): void => {
+      draft.status = "error";
+      draft.errorCode = "unreadable_answer";
+      draft.httpStatus = 502;
+      settleBudget();
+      draft.timing.totalMs = performance.now() - t0;
+      service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
+      responded = true;
+      if (!clientGone) sendJsonError(res, new ProxyRefusal(502, "unreadable_answer", message, { trace_id: traceId }), requestId, service);
+      emit();
+    };
+
     const day = utcDay(receivedAtMs);
     let reserved: Reservation | null = null;
     const settleBudget = () => {
@@ -415,17 +431,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           // block/redact policies that apply: refused (fail closed), not passed through unseen. Without
           // such policies it is passed through unchanged, below. The provider was paid: its cost (the
           // prompt, counted locally) is on the trace and charged to the budget. Trace status error.
-          draft.status = "error";
-          draft.errorCode = "unreadable_answer";
-          draft.httpStatus = 502;
-          settleBudget();
-          draft.timing.totalMs = performance.now() - t0;
-          service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
-          responded = true;
-          const message = `${adapter.name} answered ${status} with a body that is not JSON; outbound policies cannot judge it`;
-          if (!clientGone) sendJsonError(res, new ProxyRefusal(502, "unreadable_answer", message, { trace_id: traceId }), requestId, service);
-          emit();
-          return;
+          return unreadable(`${adapter.name} answered ${status} with a body that is not JSON; outbound policies cannot judge it`, clientGone);
         }
         let outBody = raw;
         if (status < 300 && json !== undefined) {
@@ -451,7 +457,14 @@ export function createProxyHandler(deps: ProxyDeps) {
           }
           if (outbound.redactors.length > 0) {
             const scanned = { text: governed, pii: agent.piiDetection ? judgedPii : null };
-            outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id))), "utf8");
+            try {
+              outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id))), "utf8");
+            } catch (e) {
+              // An answer nested deeper than the engine can copy or serialise cannot be redacted: refused
+              // (fail closed), as an answer that cannot be read.
+              if (!(e instanceof RangeError)) throw e;
+              return unreadable(`${adapter.name} answered with a body nested too deeply for outbound policies to rewrite`, clientGone);
+            }
           }
         }
         outHeaders["content-length"] = String(outBody.length);

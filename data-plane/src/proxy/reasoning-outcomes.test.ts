@@ -96,21 +96,21 @@ const CASES: Record<Provider, Case> = {
 };
 
 interface Setup extends InProcessProxy {
-  /** What the upstream answers next. */
-  answer(body: object): void;
+  /** What the upstream answers next (an object as JSON, a string as it is). */
+  answer(body: object | string): void;
   /** The request bodies the upstream received, in order. */
   received: unknown[];
 }
 
 async function setup(policies: Policy[], thinking?: RedactedThinkingStore): Promise<Setup> {
-  let next: object = {};
+  let next: object | string = {};
   const received: unknown[] = [];
   const proxy = await startInProcessProxy(
     governanceState({ tenant: "ten_reason", agent: AGENT, key: KEY }, policies),
     (body, res) => {
       received.push(JSON.parse(body.toString("utf8")));
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify(next));
+      res.end(typeof next === "string" ? next : JSON.stringify(next));
     },
     (deps) => {
       const url = deps.baseUrls.openai!;
@@ -401,5 +401,22 @@ test("JSON answers: a block policy sees a value only a quote carries (Cohere cit
     t.is(tr.piiDetections.filter((d) => d.source === "completion").length, 1, "the citation repeating the address adds no second finding");
   } finally {
     await r.close();
+  }
+});
+
+test("an answer nested too deeply for an outbound redaction to rewrite is refused (502 unreadable_answer, traced, charged)", async (t) => {
+  const s = await setup([policy("pol_redact", "redact")]);
+  try {
+    const deep = `${'{"d":'.repeat(20_000)}"leaf"${"}".repeat(20_000)}`;
+    s.answer(`{"id":"c","object":"chat.completion","created":1,"model":"magistral-medium-2509","extra":${deep},"choices":[{"index":0,"message":{"role":"assistant","content":"mail ${EMAIL}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`);
+    const r = await send(s, CASES.mistral);
+    t.is(r.status, 502, r.text);
+    t.false(r.text.includes(EMAIL));
+    t.is((JSON.parse(r.text) as { error: { code: string } }).error.code, "unreadable_answer");
+    const tr = await traceOf(s, 1);
+    t.is(tr.errorCode, "unreadable_answer");
+    t.true(tr.costUsd > 0, "the provider was paid: the trace carries the cost");
+  } finally {
+    await s.close();
   }
 });
