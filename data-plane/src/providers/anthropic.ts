@@ -57,23 +57,20 @@ function promptSlots(body: unknown): TextSlot[] {
   return slots;
 }
 
-/** One group per text block of the answer, in order. */
-function completionGroups(json: unknown): TextSlot[][] {
+/** One group per content block of the answer of `type`, its string `field` the slot, in order. */
+function blockGroups(json: unknown, type: string, field: string): TextSlot[][] {
   if (!isObject(json)) return [];
   return asArray(json.content)
     .filter(isObject)
-    .filter((b) => b.type === "text" && typeof b.text === "string")
-    .map((b) => [slot(b, "text")]);
+    .filter((b) => b.type === type && typeof b[field] === "string")
+    .map((b) => [slot(b, field)]);
 }
 
+/** One group per text block of the answer, in order. */
+const completionGroups = (json: unknown): TextSlot[][] => blockGroups(json, "text", "text");
+
 /** One group per thinking block of the answer, in order (redacted_thinking blocks are opaque data). */
-function reasoningGroups(json: unknown): TextSlot[][] {
-  if (!isObject(json)) return [];
-  return asArray(json.content)
-    .filter(isObject)
-    .filter((b) => b.type === "thinking" && typeof b.thinking === "string")
-    .map((b) => [slot(b, "thinking")]);
-}
+const reasoningGroups = (json: unknown): TextSlot[][] => blockGroups(json, "thinking", "thinking");
 
 /** The thinking blocks of an answer (or of a message's content sent back) with their signatures, in order. */
 function signedThinking(content: unknown): JsonObject[] {

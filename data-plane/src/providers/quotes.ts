@@ -67,3 +67,14 @@ export function moveQuote(quote: JsonObject, f: QuoteFields, placed: PlacedQuote
   if (typeof quote[f.text] === "string") quote[f.text] = text;
   return true;
 }
+
+/**
+ * `text` with every value an answer redacted replaced by its label: a quote that cannot be placed may
+ * hold a value only its context found (an SSN without the word "SSN"). Values under 3 characters are
+ * left alone (too likely to match by chance).
+ */
+export function withoutRedactedValues(text: string, values: ReadonlyMap<string, string>): string {
+  let out = text;
+  for (const [value, label] of values) if (value.length >= 3 && out.includes(value)) out = out.split(value).join(`[REDACTED:${label}]`);
+  return out;
+}

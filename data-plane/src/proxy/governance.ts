@@ -9,6 +9,7 @@ import { evaluatePhase, redactSpans, applyRedaction, partRedactor } from "../pol
 import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { ScopedThinking } from "../policy/thinking/index.js";
 import type { ProviderAdapter } from "../providers/index.js";
+import { withoutRedactedValues } from "../providers/quotes.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { TraceDraft } from "../trace/builder.js";
 
@@ -38,11 +39,7 @@ function quoteRedactor(redactors: readonly Policy[], piiOn: boolean, scanned?: S
   const alone = redactor(redactors, piiOn);
   const values = new Map<string, string>();
   if (scanned) for (const s of redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null)) values.set(scanned.text.slice(s.start, s.end), s.label);
-  return (text) => {
-    let out = alone(text);
-    for (const [value, label] of values) if (value.length >= 3 && out.includes(value)) out = out.split(value).join(`[REDACTED:${label}]`);
-    return out;
-  };
+  return (text) => withoutRedactedValues(alone(text), values);
 }
 
 /** The forwarded body with inbound redactions applied to each prompt part (a copy; `body` is untouched). */

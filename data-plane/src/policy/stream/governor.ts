@@ -25,7 +25,7 @@ import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
-import { moveQuote, placeByText, placeQuote, quoteText, type PlacedQuote } from "../../providers/quotes.js";
+import { moveQuote, placeByText, placeQuote, quoteText, withoutRedactedValues, type PlacedQuote } from "../../providers/quotes.js";
 import { rangeMapper, type RangeMapper } from "../../providers/shift-range.js";
 import { streamFormat, type Quote, type StreamFormat } from "./formats.js";
 import type { ScopedThinking } from "../thinking/index.js";
@@ -361,9 +361,7 @@ class Governor implements StreamGovernor {
     for (const ch of this.channels.values()) {
       for (const s of this.spans(ch)) if (s.end > ch.released && s.end - s.start >= MIN_REMEMBERED_VALUE) values.set(ch.text.slice(s.start, s.end), s.label);
     }
-    let out = text;
-    for (const [value, label] of values) if (out.includes(value)) out = out.split(value).join(`[REDACTED:${label}]`);
-    return out;
+    return withoutRedactedValues(text, values);
   }
 
   /**
