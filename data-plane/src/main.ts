@@ -22,7 +22,7 @@ import { restoreSpendFromSpool, withAckHook } from "./limits/spool-spend.js";
 import { createProxyHandler } from "./proxy/handler.js";
 import { answerClientError } from "./proxy/client-error.js";
 import { governStream } from "./policy/stream/index.js";
-import { RedactedThinkingStore } from "./policy/thinking/index.js";
+import { DEFAULT_REDACTED_THINKING_LIMITS, RedactedThinkingStore } from "./policy/thinking/index.js";
 import { closeHttpServer, createServiceLogger, createSidecarOps, otlpConfigFromEnv, type SidecarOps } from "./observability/index.js";
 
 export interface Sidecar {
@@ -101,6 +101,12 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
   });
   shipper.start();
 
+  // Originals of signed thinking blocks a redaction changed, sealed, kept across restarts (policy/thinking).
+  const redactedThinking = new RedactedThinkingStore(DEFAULT_REDACTED_THINKING_LIMITS, Date.now, {
+    dir: join(dataDir, "thinking"),
+    onError: (e) => log.error({ err: String(e) }, "redacted thinking file: write failed; the block is kept in memory only"),
+  });
+
   const ops = createSidecarOps({ log, otlp: otlpConfigFromEnv(config), logSensitive: config.LOG_SENSITIVE, extraMetrics: () => renderMetrics(status()) });
   const dispatcher = new UndiciAgent({ connections: config.UPSTREAM_CONNECTIONS, connect: { timeout: config.UPSTREAM_CONNECT_TIMEOUT_MS }, keepAliveTimeout: 30_000 });
   const handle = createProxyHandler({
@@ -115,7 +121,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     sseKeepAliveMs: config.SSE_KEEPALIVE_MS,
     streamGovernor: governStream,
-    redactedThinking: new RedactedThinkingStore(),
+    redactedThinking,
     onError: (e, where) => log.error({ err: String(e), where }, "proxy error"),
   });
 
@@ -174,6 +180,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
       await shipper.stop();
       await sync.stop();
       await queue.close();
+      redactedThinking.close();
       await dispatcher.close();
       await ops.close();
     },

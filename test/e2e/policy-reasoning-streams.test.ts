@@ -6,10 +6,13 @@
 // sent back by the client reaches Anthropic as it signed it; Gemini's JSON-array stream is redacted
 // whole, thought parts included; an outbound log policy judges the reasoning too.
 import test from "ava";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { FakeProviderName, FakeScript } from "../fakes/providers/index.js";
 import { getProvider, parseSse } from "../../data-plane/src/providers/index.js";
 import { MODELS, rawCall, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
 import { chatRequest, createPolicy } from "./policy-helpers.js";
+import { eventually } from "../harness/stack.js";
 
 let w: ProxyWorld;
 test.before(async () => {
@@ -230,6 +233,45 @@ test.serial("anthropic: a thinking block redacted in the stream and sent back by
   });
   const sent = w.fakes.requests.at(-1)?.json as { messages: { content: unknown }[] };
   t.deepEqual((sent.messages[1]!.content as unknown[])[0], { type: "thinking", thinking: THOUGHT, signature: block.signature }, "the original text its signature covers");
+});
+
+test.serial("anthropic: a redacted thinking block sent back after a sidecar restart still reaches the provider as it signed it; its file holds nothing in clear", async (t) => {
+  const a = await w.agent("reasoning-signature-restart", undefined, "anthropic");
+  await createPolicy(w, { name: "reasoning signature restart", action: "redact", priority: 1, conditions: { direction: "outbound", pii_types: ["ssn", "email"] }, agents: [a] });
+  const dataDir = join(w.stack.dataDir, "restarting-sidecar");
+  const env = { DATA_DIR: dataDir, PROVIDER_ANTHROPIC_URL: w.fakes.urls.anthropic, SSE_KEEPALIVE_MS: "0", SHUTDOWN_DRAIN_MS: "0" };
+  const before = await w.stack.sidecar(env);
+  await eventually(async () => before.state().agents.has(a));
+  w.fakes.script({ text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });
+  const first = await sdkClients(before.url, w.serviceHeaders(a), fetch)
+    .anthropic.messages.stream({ model: MODELS.anthropic, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "help me" }] })
+    .finalMessage();
+  const block = first.content[0];
+  if (block?.type !== "thinking") return t.fail("the first block is a thinking block");
+  t.is(block.thinking, THOUGHT_REDACTED);
+  await before.stop();
+
+  // What the sidecar keeps on disk opens only with the block itself: no value, text or signature in clear.
+  const onDisk = readdirSync(join(dataDir, "sidecar", "thinking")).map((f) => readFileSync(join(dataDir, "sidecar", "thinking", f), "utf8")).join("");
+  t.true(onDisk.length > 0);
+  for (const clear of ["536-22-8726", "jo.doe@example.com", "Thinking:", block.signature]) t.false(onDisk.includes(clear), `${clear.slice(0, 20)} is not on disk`);
+
+  const after = await w.stack.sidecar(env);
+  await eventually(async () => after.state().agents.has(a));
+  w.fakes.script({ text: "ok" });
+  await sdkClients(after.url, w.serviceHeaders(a), fetch).anthropic.messages.create({
+    model: MODELS.anthropic,
+    max_tokens: 2048,
+    thinking: { type: "enabled", budget_tokens: 1024 },
+    messages: [
+      { role: "user", content: "help me" },
+      { role: "assistant", content: first.content },
+      { role: "user", content: "go on" },
+    ],
+  });
+  const sent = w.fakes.requests.at(-1)?.json as { messages: { content: unknown }[] };
+  t.deepEqual((sent.messages[1]!.content as unknown[])[0], { type: "thinking", thinking: THOUGHT, signature: block.signature }, "the original text its signature covers, after the restart");
+  await after.stop();
 });
 
 test.serial("google: the JSON-array stream (no alt=sse) is redacted whole, thought parts included", async (t) => {

@@ -1,9 +1,12 @@
 // Shared logic for the OpenAI-style chat-completions wire format (OpenAI and Mistral):
 // messages → prompt slots, choices → completion groups, usage, tool calls, and the SSE observer.
-import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, cloneJson, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { moveQuote, placeQuote, quoteText, type QuoteFields } from "./quotes.js";
+import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import { SseParser } from "./sse-parser.js";
+import type { OffsetUnit } from "./text-offsets.js";
 import { argumentSlots, joinGroups, pushAll, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
@@ -120,6 +123,102 @@ export function chatReasoningGroups(json: unknown): TextSlot[][] {
     pushAll(slots, reasoningDetailSlots(message));
     pushAll(slots, thinkingSlots(message.content));
     return slots;
+  });
+}
+
+/** The signed `reasoning.text` items of a message's `reasoning_details` (OpenRouter, Anthropic models), in order. */
+function signedDetails(message: unknown): JsonObject[] {
+  if (!isObject(message)) return [];
+  return asArray(message.reasoning_details).filter(
+    (item): item is JsonObject => isObject(item) && item.type === "reasoning.text" && typeof item.signature === "string" && item.signature !== "" && typeof item.text === "string",
+  );
+}
+
+/**
+ * Signed reasoning blocks (OpenRouter `reasoning_details` items of type `reasoning.text` with a
+ * `signature`: the model's provider signed their text) whose text differs between an answer and its
+ * redacted copy, so the proxy can restore them when the client sends them back.
+ */
+export function changedSignedDetails(original: unknown, redacted: unknown): { signature: string; original: string; redacted: string }[] {
+  const before = sortedChoices(original);
+  const after = sortedChoices(redacted);
+  const out: { signature: string; original: string; redacted: string }[] = [];
+  before.forEach((choice, c) => {
+    const was = signedDetails(choice.message);
+    const now = signedDetails(after[c]?.message);
+    was.forEach((b, i) => {
+      const a = now[i];
+      if (a && a.signature === b.signature && a.text !== b.text) out.push({ signature: b.signature as string, original: b.text as string, redacted: a.text as string });
+    });
+  });
+  return out;
+}
+
+/**
+ * A copy of a request body whose assistant messages' signed `reasoning_details` items get back the text
+ * their signature covers, where `original(signature, text)` knows it; undefined when none changed.
+ */
+export function restoreSignedDetails(body: unknown, original: (signature: string, text: string) => string | undefined): unknown {
+  if (!isObject(body)) return undefined;
+  let copy: JsonObject | undefined;
+  asArray(body.messages).forEach((message, m) => {
+    if (!isObject(message) || message.role !== "assistant") return;
+    asArray(message.reasoning_details).forEach((item, d) => {
+      if (!isObject(item) || item.type !== "reasoning.text" || typeof item.signature !== "string" || typeof item.text !== "string") return;
+      const text = original(item.signature, item.text);
+      if (text === undefined) return;
+      copy ??= cloneJson(body) as JsonObject;
+      ((copy.messages as JsonObject[])[m]!.reasoning_details as JsonObject[])[d]!.text = text;
+    });
+  });
+  return copy;
+}
+
+/**
+ * An OpenAI `url_citation` annotation (web search models): `start_index`/`end_index` into its choice's
+ * content, no text; its range usually covers the markdown link to `url`, which picks the unit when the
+ * range fits the text in both.
+ */
+export const URL_CITATION: QuoteFields = { start: "start_index", end: "end_index", text: "text", verify: "url" };
+/** OpenAI does not document the unit: code points (its API is Python), UTF-16 when the range only fits in those. */
+export const URL_CITATION_UNITS: readonly OffsetUnit[] = ["codepoints", "utf16"];
+
+/** A message's content text as its offsets count it: the string, or its text parts concatenated. */
+function contentText(message: JsonObject): string {
+  return contentSlots(message, "content")
+    .map((s) => s.get())
+    .join("");
+}
+
+/**
+ * After an outbound redaction, each `message.annotations[].url_citation` is moved onto the redacted
+ * content of its choice (offsets in the unit it was placed in), so the client renders it where the
+ * cited text now is. One that cannot be placed (offsets that are not integers, end before start,
+ * outside the content in every unit) is left as it was: it carries no text, nothing leaks. A
+ * `url_citation.text`, should one come, is a quote like any other (moved, or redacted on its own).
+ */
+export function chatAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
+  if (!isObject(original) || !isObject(redacted)) return;
+  const before = asArray(original.choices);
+  asArray(redacted.choices).forEach((choice, i) => {
+    if (!isObject(choice) || !isObject(choice.message) || !Array.isArray(choice.message.annotations)) return;
+    const prior = before[i];
+    if (!isObject(prior) || !isObject(prior.message)) return;
+    const from = contentText(prior.message);
+    const to = contentText(choice.message);
+    let map: RangeMapper | undefined | null = null;
+    for (const annotation of choice.message.annotations) {
+      if (!isObject(annotation) || !isObject(annotation.url_citation)) continue;
+      const citation = annotation.url_citation;
+      const placed = placeQuote(citation, URL_CITATION, from, URL_CITATION_UNITS);
+      if (placed && map === null) map = rangeMapper(from, to);
+      if (placed && map) {
+        moveQuote(citation, URL_CITATION, placed, to, map);
+        continue;
+      }
+      const own = quoteText(citation, URL_CITATION);
+      if (own !== undefined) citation.text = redactText(own);
+    }
   });
 }
 

@@ -1,10 +1,14 @@
-// Google adapter: spec-path body rewrite, native paths, prompt text and redaction, error event.
+// Google adapter: spec-path body rewrite, native paths, prompt text and redaction, error event,
+// citationSources that follow an outbound redaction.
 import { ApiError, GoogleGenAI } from "@google/genai";
 import test from "ava";
+import { create } from "@bufbuild/protobuf";
+import { PolicyConditionsSchema, PolicySchema } from "@agentgov/proto";
 import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { ProviderRequestError } from "./errors.js";
 import { googleAdapter as adapter } from "./google.js";
 import { parseSse } from "./sse-parser.js";
+import { redactAnswer } from "../proxy/governance.js";
 
 const contents = [
   { role: "user", parts: [{ text: "Question one" }, { inlineData: { mimeType: "image/png", data: "AAAA" } }] },
@@ -134,4 +138,66 @@ test("errorEvent: a data chunk with a google.rpc.Status error, thrown by the gen
   } finally {
     await fake.close();
   }
+});
+
+const EMAIL = "jo.smith@example.com";
+const emailRedactor = create(PolicySchema, { id: "pol_email", name: "email", status: "active", action: "redact", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes: ["email"] }) });
+type Source = { startIndex?: number; endIndex: number; uri: string; license?: string };
+type Cited = { candidates: { index: number; content: { role: string; parts: { text: string; thought?: boolean }[] }; citationMetadata: { citationSources: Source[] } }[] };
+const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+/** The source's range of `text`, in UTF-8 bytes. */
+const sliceBytes = (text: string, s: Source) => Buffer.from(text, "utf8").subarray(s.startIndex ?? 0, s.endIndex).toString("utf8");
+/** A source covering `covered` (found in `text`) in UTF-8 bytes. */
+const sourceOf = (text: string, covered: string, uri: string): Source => ({ startIndex: bytes(text.slice(0, text.indexOf(covered))), endIndex: bytes(text.slice(0, text.indexOf(covered) + covered.length)), uri, license: "" });
+const answerOf = (json: Cited) => json.candidates[0]!.content.parts.filter((p) => !p.thought).map((p) => p.text).join("");
+const sourcesOf = (json: Cited) => json.candidates[0]!.citationMetadata.citationSources;
+
+test("citationSources (UTF-8 bytes into the candidate's answer text) follow an outbound redaction; one covering the address covers its label; a missing startIndex is 0", (t) => {
+  for (const head of ["Our office", "Zürich 🚀 Büro"]) {
+    const text = `${head}: mail ${EMAIL} for details. Recited passage follows here, word for word.`;
+    const split = text.indexOf(" for details");
+    const json: Cited = {
+      candidates: [
+        {
+          index: 0,
+          content: { role: "model", parts: [{ text: "Thinking it over.", thought: true }, { text: text.slice(0, split) }, { text: text.slice(split) }] },
+          citationMetadata: {
+            citationSources: [
+              sourceOf(text, "Recited passage follows here", "https://example.org/a"),
+              sourceOf(text, EMAIL, "https://example.org/b"),
+              { endIndex: bytes(head), uri: "https://example.org/c" },
+            ],
+          },
+        },
+      ],
+    };
+    const original = structuredClone(json);
+    const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as Cited;
+    const answer = answerOf(out);
+    t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+    t.deepEqual(sourcesOf(out).map((s) => sliceBytes(answer, s)), ["Recited passage follows here", "[REDACTED:email]", head], "byte offsets point at the same text in the redacted answer");
+    t.deepEqual(sourcesOf(out)[2], sourcesOf(original)[2], "a range before the redaction keeps its bytes (no startIndex added)");
+    t.deepEqual(json, original, "the original answer is untouched");
+  }
+});
+
+test("citationSources in a JSON array of chunks count bytes of the candidate's answer so far; with nothing redacted or a range that cannot be placed, they stay as they came", (t) => {
+  const first = `Zürich 🚀: mail ${EMAIL} `;
+  const second = "for details. Recited passage follows here.";
+  const text = first + second;
+  const chunk = (part: string, sources?: Source[]) => ({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: part }] }, ...(sources ? { citationMetadata: { citationSources: sources } } : {}) }] });
+  const bad: Source[] = [
+    { startIndex: 0, endIndex: bytes(text) + 5, uri: "https://example.org/outside" },
+    { startIndex: 1, endIndex: 2, uri: "https://example.org/inside-a-character" }, // byte 2 is inside "ü"
+    { startIndex: 9, endIndex: 4, uri: "https://example.org/reversed" },
+  ];
+  const json = [chunk(first), chunk(second, [sourceOf(text, "Recited passage", "https://example.org/a"), ...structuredClone(bad)])];
+  const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as unknown as Cited[];
+  const answer = out.map((c) => answerOf(c)).join("");
+  t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+  const [moved, ...rest] = sourcesOf(out[1]!);
+  t.is(sliceBytes(answer, moved!), "Recited passage");
+  t.deepEqual(rest, bad, "ranges that cannot be placed are left as they were");
+  const clean = [chunk("Nothing private. "), chunk(second, [sourceOf("Nothing private. " + second, "Recited passage", "https://example.org/a")])];
+  t.deepEqual(redactAnswer(adapter, clean, [emailRedactor], true, undefined, false), clean, "nothing redacted: the answer as it came");
 });

@@ -6,7 +6,7 @@ import type { JsonObject } from "./json.js";
 import { JsonArrayStream } from "./json-array-stream.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { moveQuote, placeByText, placeQuote, quoteText, type QuoteFields } from "./quotes.js";
-import { rangeMapper } from "./shift-range.js";
+import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
 import { joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
@@ -141,27 +141,72 @@ const SEGMENT: QuoteFields = { start: "startIndex", end: "endIndex", text: "text
 /** Grounding segments count UTF-8 bytes of their part; the other units are tried when those do not fit. */
 const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
 
+/** A recitation citation (`citationMetadata.citationSources[]`): offsets into the candidate's answer text, no text. */
+export const CITATION_SOURCE: QuoteFields = { start: "startIndex", end: "endIndex", text: "text" };
+/** Citation sources count UTF-8 bytes (a range that does not fit them fits no other unit). */
+export const CITATION_SOURCE_UNITS: readonly OffsetUnit[] = ["utf8"];
+
+/** A candidate's answer text: its non-thought text parts, concatenated (what a stream's candidate channel holds). */
+function answerText(candidate: unknown): string {
+  const content = isObject(candidate) && isObject(candidate.content) ? candidate.content : {};
+  let out = "";
+  for (const part of asArray(content.parts)) if (isObject(part) && typeof part.text === "string" && part.thought !== true) out += part.text;
+  return out;
+}
+
+/**
+ * Moves each citation source of `metadata` from `from` (the candidate's answer text) onto `to` (its
+ * redacted copy). A source that cannot be placed (offsets not integers, end before start, outside the
+ * text) is left as it was: it carries no text.
+ */
+function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, redactText: (text: string) => string): void {
+  let map: RangeMapper | undefined | null = null;
+  for (const source of asArray(metadata.citationSources)) {
+    if (!isObject(source)) continue;
+    const placed = placeQuote(source, CITATION_SOURCE, from, CITATION_SOURCE_UNITS);
+    if (placed && map === null) map = rangeMapper(from, to);
+    if (placed && map) {
+      moveQuote(source, CITATION_SOURCE, placed, to, map);
+      continue;
+    }
+    const own = quoteText(source, CITATION_SOURCE);
+    if (own !== undefined) source.text = redactText(own);
+  }
+}
+
 /**
  * Google Search grounding quotes the answer: `groundingMetadata.groundingSupports[].segment` holds the
  * text of a range of part `partIndex`. After a redaction each segment is moved onto the text the client
  * got and quotes it; a segment that cannot be placed has its text redacted on its own (fail closed).
  * The search queries the model wrote (`webSearchQueries`, and the `searchEntryPoint.renderedContent`
- * widget that shows them) are its output too: redacted on their own. `citationMetadata` holds offsets and
- * URIs only (no text to leak).
+ * widget that shows them) are its output too: redacted on their own. `citationMetadata.citationSources`
+ * hold offsets (UTF-8 bytes into the candidate's answer text; in a JSON array of chunks, its text up to
+ * and including that chunk, as in a stream) and URIs only: moved the same way, or left as they were.
  */
 function groundingAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
   const before = Array.isArray(original) ? original : [original];
   const after = Array.isArray(redacted) ? redacted : [redacted];
+  const cites = after.some((response) => isObject(response) && asArray(response.candidates).some((c) => isObject(c) && isObject(c.citationMetadata)));
+  /** Per candidate index, its answer text so far: original and redacted (only when some chunk cites). */
+  const sofar = new Map<number, [string, string]>();
   after.forEach((response, r) => {
     if (!isObject(response)) return;
     asArray(response.candidates).forEach((candidate, c) => {
-      if (!isObject(candidate) || !isObject(candidate.groundingMetadata)) return;
+      if (!isObject(candidate)) return;
+      const originalCandidate = isObject(before[r]) ? asArray((before[r] as JsonObject).candidates)[c] : undefined;
+      if (cites) {
+        const index = hasNumber(candidate.index) ? candidate.index : c;
+        const [from, to] = sofar.get(index) ?? ["", ""];
+        const texts: [string, string] = [from + answerText(originalCandidate), to + answerText(candidate)];
+        sofar.set(index, texts);
+        if (isObject(candidate.citationMetadata)) sourcesAfterRedaction(candidate.citationMetadata, texts[0], texts[1], redactText);
+      }
+      if (!isObject(candidate.groundingMetadata)) return;
       const grounding = candidate.groundingMetadata;
       if (Array.isArray(grounding.webSearchQueries)) grounding.webSearchQueries = grounding.webSearchQueries.map((q: unknown) => (typeof q === "string" ? redactText(q) : q));
       if (isObject(grounding.searchEntryPoint) && typeof grounding.searchEntryPoint.renderedContent === "string") {
         grounding.searchEntryPoint.renderedContent = redactText(grounding.searchEntryPoint.renderedContent);
       }
-      const originalCandidate = isObject(before[r]) ? asArray((before[r] as JsonObject).candidates)[c] : undefined;
       const partText = (cand: unknown, index: number): string | undefined => {
         const content = isObject(cand) && isObject(cand.content) ? cand.content : {};
         const part = asArray(content.parts)[index];

@@ -1,12 +1,15 @@
 // Mistral adapter: POST /v1/chat/completions (OpenAI-like), Bearer auth; streams always end with a chunk carrying usage, then `data: [DONE]`.
 import {
   ChatCompletionsObserver,
+  chatAfterRedaction,
   chatCompletionGroups,
   chatInputExtrasText,
   chatPromptSlots,
+  changedSignedDetails,
   chatReasoningGroups,
   parseChatResponse,
   resolveChatCompletions,
+  restoreSignedDetails,
 } from "./chat-completions.js";
 import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
@@ -28,6 +31,9 @@ export const mistralAdapter: ProviderAdapter = {
   parseResponse: parseChatResponse,
   mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, chatReasoningGroups, fn),
+  afterRedaction: chatAfterRedaction,
+  changedSignedReasoning: changedSignedDetails,
+  restoreSignedReasoning: restoreSignedDetails,
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // Mistral's own error object shape; the SDK's stream parser rejects it (no chunk id) and surfaces an error.

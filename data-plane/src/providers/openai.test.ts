@@ -1,6 +1,10 @@
-// OpenAI adapter: resolve, prompt text and redaction, completion redaction, native error event.
+// OpenAI adapter: resolve, prompt text and redaction, completion redaction, native error event,
+// url_citation annotations that follow an outbound redaction.
 import test from "ava";
+import { create } from "@bufbuild/protobuf";
+import { PolicyConditionsSchema, PolicySchema } from "@agentgov/proto";
 import OpenAI from "openai";
+import { redactAnswer } from "../proxy/governance.js";
 import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { openaiAdapter as adapter } from "./openai.js";
 import { parseSse } from "./sse-parser.js";
@@ -106,4 +110,77 @@ test("OpenAI-compatible reasoning fields (reasoning_content, reasoning) are reas
   t.is(adapter.parseResponse(details).reasoningText, "step one");
   t.deepEqual((adapter.mapReasoningText(details, (s) => s.toUpperCase()) as typeof details).choices[0]!.message.reasoning_details, [{ type: "reasoning.text", text: "STEP ONE" }, { type: "reasoning.encrypted", data: "opaque" }]);
   t.is(adapter.parseResponse({ choices: [{ index: 0, message: { role: "assistant", content: "x" } }] }).reasoningText, undefined);
+});
+
+const EMAIL = "jo.smith@example.com";
+const emailRedactor = create(PolicySchema, { id: "pol_email", name: "email", status: "active", action: "redact", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes: ["email"] }) });
+type UrlCitation = { start_index: number; end_index: number; url: string; title: string };
+type Annotated = { choices: { index: number; message: { role: string; content: string; annotations: { type: string; url_citation: UrlCitation }[] } }[] };
+
+/** A web search answer whose annotations cover `covered` (each found in `content`), offsets counted in `unit`. */
+function annotated(content: string, covered: [string, string][], unit: "codepoints" | "utf16" = "codepoints"): Annotated {
+  const count = (s: string) => (unit === "codepoints" ? [...s].length : s.length);
+  const annotations = covered.map(([text, url]) => {
+    const at = content.indexOf(text);
+    return { type: "url_citation", url_citation: { start_index: count(content.slice(0, at)), end_index: count(content.slice(0, at + text.length)), url, title: "t" } };
+  });
+  return { choices: [{ index: 0, message: { role: "assistant", content, annotations } }] };
+}
+
+const redactEmail = (json: unknown) => redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as Annotated;
+const citationsOf = (json: Annotated) => json.choices[0]!.message.annotations.map((a) => a.url_citation);
+const slice = (text: string, c: UrlCitation, unit: "codepoints" | "utf16" = "codepoints") => (unit === "codepoints" ? [...text].slice(c.start_index, c.end_index).join("") : text.slice(c.start_index, c.end_index));
+
+test("url_citation annotations follow an outbound redaction of the content (code points after non-ASCII text); one covering the address covers its label; one before it keeps its bytes", (t) => {
+  for (const head of ["Our office", "Zürich 🚀🚀 office"]) {
+    const content = `${head}: mail ${EMAIL} for details ([example.com](https://example.com/page)). More at ([docs.example.org](https://docs.example.org/)).`;
+    const json = annotated(content, [
+      ["([example.com](https://example.com/page))", "https://example.com/page"],
+      [EMAIL, "https://example.com/contact"],
+      [head, "https://example.com/about"],
+      ["([docs.example.org](https://docs.example.org/))", "https://docs.example.org/"],
+    ]);
+    const original = structuredClone(json);
+    const out = redactEmail(json);
+    const answer = out.choices[0]!.message.content;
+    t.is(answer, content.replace(EMAIL, "[REDACTED:email]"));
+    const cites = citationsOf(out);
+    t.deepEqual(
+      cites.map((c) => slice(answer, c)),
+      ["([example.com](https://example.com/page))", "[REDACTED:email]", head, "([docs.example.org](https://docs.example.org/))"],
+      "code point offsets point at the same text in the redacted content",
+    );
+    t.deepEqual(cites[2], citationsOf(original)[2], "a range before the redaction keeps its bytes");
+    t.deepEqual(cites.map((c) => c.url), citationsOf(original).map((c) => c.url));
+    t.deepEqual(json, original, "the original answer is untouched");
+  }
+});
+
+test("url_citation annotations counted in UTF-16 are moved in UTF-16: a range that only fits in UTF-16, or whose UTF-16 slice alone holds its url", (t) => {
+  const content = `${"🚀".repeat(12)} mail ${EMAIL} now ([a.b](https://a.b/x)) and ([c.d](https://c.d/y))`;
+  const json = annotated(content, [["([a.b](https://a.b/x))", "https://a.b/x"], ["([c.d](https://c.d/y))", "https://c.d/y"]], "utf16");
+  t.true(citationsOf(json)[1]!.end_index > [...content].length, "the last range fits the content in UTF-16 only");
+  t.true(citationsOf(json)[0]!.end_index <= [...content].length && !slice(content, citationsOf(json)[0]!).includes("https://a.b/x"), "the first fits in code points too, but misses its url there");
+  const out = redactEmail(json);
+  const answer = out.choices[0]!.message.content;
+  t.deepEqual(citationsOf(out).map((c) => slice(answer, c, "utf16")), ["([a.b](https://a.b/x))", "([c.d](https://c.d/y))"]);
+});
+
+test("url_citation annotations: with nothing redacted the answer is unchanged; ranges that cannot be placed are left as they were", (t) => {
+  const clean = annotated("Nothing private here ([a.b](https://a.b/x)).", [["([a.b](https://a.b/x))", "https://a.b/x"]]);
+  t.deepEqual(redactEmail(clean), clean, "nothing redacted: the answer as it came");
+  const content = `Mail ${EMAIL} now ([a.b](https://a.b/x)).`;
+  const json = annotated(content, [["([a.b](https://a.b/x))", "https://a.b/x"]]);
+  const bad = [
+    { start_index: 30, end_index: 200, url: "https://a.b/x", title: "outside the text" },
+    { start_index: 9, end_index: 4, url: "https://a.b/x", title: "end before start" },
+    { start_index: 1.5, end_index: 4, url: "https://a.b/x", title: "not an integer" },
+    { start_index: "5", end_index: 9, url: "https://a.b/x", title: "not a number" },
+  ];
+  json.choices[0]!.message.annotations.push(...bad.map((b) => ({ type: "url_citation", url_citation: b as unknown as UrlCitation })));
+  const out = redactEmail(json);
+  const answer = out.choices[0]!.message.content;
+  const [moved, ...rest] = citationsOf(out);
+  t.is(slice(answer, moved!), "([a.b](https://a.b/x))");
+  t.deepEqual(rest, bad as unknown as UrlCitation[]);
 });

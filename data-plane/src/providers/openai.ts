@@ -1,12 +1,15 @@
 // OpenAI adapter: POST /v1/chat/completions, Bearer auth, SSE `data:` chunks ending with `data: [DONE]`.
 import {
   ChatCompletionsObserver,
+  chatAfterRedaction,
   chatCompletionGroups,
   chatInputExtrasText,
   chatPromptSlots,
+  changedSignedDetails,
   chatReasoningGroups,
   parseChatResponse,
   resolveChatCompletions,
+  restoreSignedDetails,
 } from "./chat-completions.js";
 import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
@@ -28,6 +31,9 @@ export const openaiAdapter: ProviderAdapter = {
   parseResponse: parseChatResponse,
   mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, chatReasoningGroups, fn),
+  afterRedaction: chatAfterRedaction,
+  changedSignedReasoning: changedSignedDetails,
+  restoreSignedReasoning: restoreSignedDetails,
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // The openai SDK throws APIError for any data chunk carrying an `error` object.

@@ -3,15 +3,25 @@
 // A quote is trusted only when its text is what its offsets point at in the original (in one of the
 // provider's offset units); it is then moved onto the redacted text and quotes that. A quote that
 // cannot be placed is the caller's to redact on its own (fail closed).
+// Objects that point into the text by offset without quoting it (OpenAI url_citation annotations,
+// Gemini citationSources) go through the same functions with no text: their range is placed where it
+// fits the text (unitOfRange) and moved the same way; one that cannot be placed is left as it was
+// (there is no text to leak).
 import type { JsonObject } from "./json.js";
 import type { RangeMapper } from "./shift-range.js";
-import { fromUtf16, toUtf16, unitOfQuote, type OffsetUnit } from "./text-offsets.js";
+import { fromUtf16, toUtf16, unitOfQuote, unitOfRange, type OffsetUnit } from "./text-offsets.js";
 
 /** Where a quote object keeps its offsets and its text. A missing start counts as 0 (proto3 JSON omits it). */
 export interface QuoteFields {
   start: string;
   end: string;
+  /** Where its text is; an object without that key quotes by offset only. */
   text: string;
+  /**
+   * For an object without text: a key whose string value its range should contain (OpenAI
+   * url_citation `url`, the markdown link it covers), which picks the unit when the units disagree.
+   */
+  verify?: string;
 }
 
 export interface PlacedQuote {
@@ -21,14 +31,19 @@ export interface PlacedQuote {
   end: number;
 }
 
-/** Where the quote points in `text` (the original), or undefined when it cannot be placed there. */
+/**
+ * Where the quote points in `text` (the original), or undefined when it cannot be placed there: offsets
+ * that are not integers or end before they start, a text its offsets do not point at in any unit, or
+ * (no text) a range outside the text in every unit.
+ */
 export function placeQuote(quote: JsonObject, f: QuoteFields, text: string, units: readonly OffsetUnit[]): PlacedQuote | undefined {
   const start = quote[f.start] ?? 0;
   const end = quote[f.end];
   if (typeof start !== "number" || typeof end !== "number" || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start) return undefined;
   const quoted = quote[f.text];
   if (quoted !== undefined && typeof quoted !== "string") return undefined; // malformed: redacted on its own
-  const unit = typeof quoted === "string" ? unitOfQuote(text, start, end, quoted, units) : units[0];
+  const expected = f.verify === undefined ? undefined : quote[f.verify];
+  const unit = typeof quoted === "string" ? unitOfQuote(text, start, end, quoted, units) : unitOfRange(text, start, end, units, typeof expected === "string" ? expected : undefined);
   if (unit === undefined) return undefined;
   return { unit, start: toUtf16(text, start, unit), end: toUtf16(text, end, unit) };
 }
@@ -52,8 +67,8 @@ export function quoteText(quote: JsonObject, f: QuoteFields): string | undefined
 
 /**
  * Moves a placed quote onto `after`, the redacted copy the client got (`map` maps the original's
- * ranges onto it): offsets in the quote's own unit, text cut from `after`. Leaves a quote whose text did
- * not change as it was (byte for byte).
+ * ranges onto it): offsets in the quote's own unit, text (when it has one) cut from `after`. Leaves a
+ * quote whose range and text did not change as it was (byte for byte).
  */
 export function moveQuote(quote: JsonObject, f: QuoteFields, placed: PlacedQuote, after: string, map: RangeMapper): boolean {
   const [s, e] = map(placed.start, placed.end);

@@ -1,5 +1,6 @@
 // Offsets into text in the units providers count in: UTF-16 code units (JavaScript strings, our
-// redaction), Unicode code points (Cohere, whose API is Python), UTF-8 bytes (Gemini grounding).
+// redaction), Unicode code points (Cohere, whose API is Python; OpenAI url_citation annotations),
+// UTF-8 bytes (Gemini grounding segments and citation sources).
 
 export type OffsetUnit = "utf16" | "codepoints" | "utf8";
 
@@ -32,4 +33,24 @@ export function fromUtf16(text: string, u: number, unit: OffsetUnit): number {
  */
 export function unitOfQuote(text: string, start: number, end: number, quoted: string, units: readonly OffsetUnit[]): OffsetUnit | undefined {
   return units.find((u) => text.slice(toUtf16(text, start, u), toUtf16(text, end, u)) === quoted);
+}
+
+/** Whether offset `n` counted in `unit` lies within `text`, on a character boundary (never inside a UTF-8 sequence). */
+function fits(text: string, n: number, unit: OffsetUnit): boolean {
+  return fromUtf16(text, toUtf16(text, n, unit), unit) === n;
+}
+
+/**
+ * For a quote that carries no text (offsets only): the first of `units` in which [start, end) lies
+ * within `text`, preferring one whose slice contains `expected` (a string the range should hold,
+ * such as the URL of an OpenAI url_citation) when the units disagree on it; undefined when the range
+ * fits the text in no unit: the quote then cannot be placed.
+ */
+export function unitOfRange(text: string, start: number, end: number, units: readonly OffsetUnit[], expected?: string): OffsetUnit | undefined {
+  const fitting = units.filter((u) => fits(text, start, u) && fits(text, end, u));
+  if (expected) {
+    const verified = fitting.find((u) => text.slice(toUtf16(text, start, u), toUtf16(text, end, u)).includes(expected));
+    if (verified !== undefined) return verified;
+  }
+  return fitting[0];
 }

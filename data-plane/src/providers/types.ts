@@ -140,8 +140,9 @@ export interface ProviderAdapter {
   /**
    * After an outbound redaction of a JSON answer (`redacted` is the mapped copy of `original`): brings
    * fields that quote output text by offset in line with the redacted text (Cohere citations, Gemini
-   * grounding segments); a quote that cannot be placed goes through `redactText` (fail closed). Mutates
-   * `redacted`. Absent: nothing quotes output text.
+   * grounding segments; without text: Gemini citation sources, OpenAI url_citation annotations); a quote
+   * that cannot be placed goes through `redactText` (fail closed), a range without text is left as it
+   * was. Mutates `redacted`. Absent: nothing points into output text.
    */
   afterRedaction?(original: unknown, redacted: unknown, redactText: (text: string) => string): void;
   /**

@@ -53,7 +53,8 @@ export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors:
  * redactor walks both in that order. Signed reasoning (Anthropic thinking) that changed is remembered
  * in `thinking` with its original, for the client's next turn; fields that quote the text by offset
  * (Cohere citations, Gemini grounding segments) follow it, and one that cannot be placed is redacted on
- * its own.
+ * its own; offsets without text (OpenAI url_citation annotations, Gemini citation sources) follow it
+ * too, or stay as they were.
  */
 export function redactAnswer(
   adapter: ProviderAdapter,

@@ -216,6 +216,56 @@ test("anthropic: a thinking block the sidecar redacted is restored to its signed
   }
 });
 
+test("openai (OpenRouter): a signed reasoning_details block the sidecar redacted is restored when the client sends it back; others go as sent", async (t) => {
+  const store = new RedactedThinkingStore();
+  const s = await setup([policy("pol_redact", "redact")], store);
+  const c: Case = {
+    path: "/v1/proxy/openai/v1/chat/completions",
+    headers: { authorization: "Bearer or-x" },
+    request: { model: "anthropic/claude-sonnet-4.5", messages: hello },
+    answer: {},
+    reasoning: (j) => String(at(j, "choices", 0, "message", "reasoning_details", 0, "text")),
+  };
+  const thought = `The user is ${EMAIL}; I will look them up.`;
+  const signed = { type: "reasoning.text", text: thought, signature: "sig-or-1", format: "anthropic-claude-v1", index: 0 };
+  const call = { id: "call_1", type: "function", function: { name: "lookup", arguments: '{"who":"the user"}' } };
+  try {
+    s.answer({
+      id: "gen-1",
+      object: "chat.completion",
+      created: 1,
+      model: "anthropic/claude-sonnet-4.5",
+      choices: [{ index: 0, message: { role: "assistant", content: "", reasoning: thought, reasoning_details: [signed], tool_calls: [call] }, finish_reason: "tool_calls" }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+    const first = JSON.parse((await send(s, c)).text) as { choices: { message: J }[] };
+    const message = first.choices[0]!.message;
+    const given = (message.reasoning_details as J[])[0]!;
+    t.is(given.signature, "sig-or-1", "the signature goes to the client unchanged");
+    t.is(given.text, thought.replace(EMAIL, "[REDACTED:email]"));
+    t.is(message.reasoning, thought.replace(EMAIL, "[REDACTED:email]"));
+    t.is(store.size, 1);
+
+    // The tool loop's next turn: the assistant message as the client got it, then the tool result; and a
+    // signed block the sidecar never changed.
+    const unknown = { type: "reasoning.text", text: "Other thoughts.", signature: "sig-other" };
+    const toolResult = { role: "tool", tool_call_id: "call_1", content: "found" };
+    const next = { ...c.request, messages: [...hello, message, toolResult, { role: "assistant", content: "", reasoning_details: [unknown] }, { role: "user", content: "thanks" }] };
+    s.answer({ id: "gen-2", object: "chat.completion", created: 2, model: "anthropic/claude-sonnet-4.5", choices: [{ index: 0, message: { role: "assistant", content: "Found them." }, finish_reason: "stop" }], usage: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 } });
+    t.is((await send(s, c, next)).status, 200);
+    const forwarded = s.received[1] as { messages: J[] };
+    t.deepEqual((forwarded.messages[1]!.reasoning_details as J[])[0], signed, "the provider gets back the block it signed");
+    t.deepEqual((forwarded.messages[3]!.reasoning_details as J[])[0], unknown, "a block the sidecar did not redact goes as sent");
+
+    // A block whose text the client changed is not restored.
+    const edited = { ...c.request, messages: [...hello, { ...message, reasoning_details: [{ ...given, text: "edited" }] }, toolResult] };
+    await send(s, c, edited);
+    t.is(((s.received[2] as { messages: J[] }).messages[1]!.reasoning_details as J[])[0]!.text, "edited");
+  } finally {
+    await s.close();
+  }
+});
+
 test("cohere: citations of a redacted answer and plan quote the redacted text at moved offsets", async (t) => {
   const s = await setup([policy("pol_redact", "redact")]);
   const c = CASES.cohere;

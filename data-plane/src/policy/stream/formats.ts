@@ -6,7 +6,8 @@
 // that textEvent knows which kind of event carries a held reasoning tail.
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
-import { REASONING_DETAIL_FIELDS, REASONING_FIELDS } from "../../providers/chat-completions.js";
+import { REASONING_DETAIL_FIELDS, REASONING_FIELDS, URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
+import { CITATION_SOURCE, CITATION_SOURCE_UNITS } from "../../providers/google.js";
 import type { ProviderName } from "../../providers/index.js";
 
 type Json = Record<string, unknown>;
@@ -36,7 +37,8 @@ export interface EventView {
   signature?: { channel: string; value: string };
   /**
    * Objects of this event that quote a channel's text by offset (a Cohere citation, a Gemini grounding
-   * segment), rewritten in place to follow the channel's redactions.
+   * segment) or point into it by offset only (an OpenAI url_citation, a Gemini citation source),
+   * rewritten in place to follow the channel's redactions.
    */
   quotes?: Quote[];
 }
@@ -123,15 +125,28 @@ const chatCompletions: StreamFormat = {
         // OpenAI-compatible servers' reasoning fields (reasoning_content, reasoning): channel `i:<field>`,
         // whose held tail leaves in a delta carrying that field.
         for (const field of REASONING_FIELDS) if (typeof delta[field] === "string") view.pieces.push(piece(`${i}:${field}`, delta, field));
-        // OpenRouter's reasoning_details items (text, summary): channel `i:reasoning_details`.
+        // OpenRouter's reasoning_details items (text, summary): channel `i:reasoning_details`. A
+        // `reasoning.text` item's `signature` (Anthropic models) covers the block's text: it ends the
+        // channel (a held tail leaves with it at the latest), and the block is remembered as it was sent.
         if (Array.isArray(delta.reasoning_details)) {
           for (const item of delta.reasoning_details) {
             if (!isObject(item)) continue;
             for (const field of REASONING_DETAIL_FIELDS) if (typeof item[field] === "string") view.pieces.push(piece(`${i}:reasoning_details`, item, field));
+            if (item.type === "reasoning.text" && typeof item.signature === "string" && item.signature !== "") {
+              view.signature = { channel: `${i}:reasoning_details`, value: item.signature };
+              view.endsReasoning!.push(`${i}:reasoning_details`);
+            }
           }
         }
         // Tool calls come after the reasoning too: a held reasoning tail leaves before them.
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) answered = true;
+        // Web search models' url_citation annotations (usually in a late chunk): offsets into the whole
+        // content of the choice, no text.
+        for (const annotation of asArray(delta.annotations)) {
+          if (isObject(annotation) && isObject(annotation.url_citation)) {
+            (view.quotes ??= []).push({ channel: `${i}:content`, quote: annotation.url_citation, fields: URL_CITATION, units: URL_CITATION_UNITS, native: "codepoints" });
+          }
+        }
       }
       // Reasoning comes before the answer: its held tail leaves before the first answer text, not after it.
       if (answered) view.endsReasoning!.push(...reasoningChannels(i));
@@ -233,6 +248,12 @@ const google: StreamFormat = {
       if (raw.finishReason !== undefined && raw.finishReason !== null) {
         view.endsChannels.push(channel);
         view.endsReasoning!.push(thought);
+      }
+      // Recitation citations point into the candidate's answer text (UTF-8 bytes, no text).
+      if (isObject(raw.citationMetadata)) {
+        for (const source of asArray(raw.citationMetadata.citationSources)) {
+          if (isObject(source)) (view.quotes ??= []).push({ channel, quote: source, fields: CITATION_SOURCE, units: CITATION_SOURCE_UNITS, native: "utf8" });
+        }
       }
       // Google Search grounding quotes the candidate's answer text (segment offsets in UTF-8 bytes).
       const grounding = raw.groundingMetadata;

@@ -536,6 +536,88 @@ test("google: grounding segments (UTF-8 byte offsets) in the last chunk quote th
   t.is(Buffer.from(answer, "utf8").subarray(segment.startIndex, segment.endIndex).toString("utf8"), segment.text, "byte offsets point at it");
 });
 
+// --- Offsets without text: OpenAI url_citation annotations, Gemini citationSources ---
+
+const cps = (s: string) => [...s].length;
+/** `text` cut into deltas of `size` code points (no surrogate pair split). */
+const deltasOf = (text: string, size: number) => {
+  const all = [...text];
+  const out: string[] = [];
+  for (let i = 0; i < all.length; i += size) out.push(all.slice(i, i + size).join(""));
+  return out;
+};
+
+test("openai: url_citation annotations in a late delta follow the redaction of held text (code points after emoji), the text they cover leaving first; with nothing redacted they pass byte for byte", (t) => {
+  const link = "([example.com](https://example.com/page))";
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "w1", object: "chat.completion.chunk", created: 1, model: "gpt-4o-search-preview", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const outside = { type: "url_citation", url_citation: { start_index: 5, end_index: 999, url: "https://example.com/x", title: "outside the text" } };
+  const stream = (text: string, covered: [string, string][]) => {
+    const annotations: object[] = covered.map(([part, url]) => {
+      const at = text.indexOf(part);
+      return { type: "url_citation", url_citation: { start_index: cps(text.slice(0, at)), end_index: cps(text.slice(0, at + part.length)), url, title: "t" } };
+    });
+    annotations.push(outside);
+    let raw = chunk({ role: "assistant", content: "" });
+    for (const d of deltasOf(text, 5)) raw += chunk({ content: d });
+    return raw + chunk({ annotations }) + chunk({}, "stop") + "data: [DONE]\n\n";
+  };
+  const annotationEvent = (bytes: Buffer) => parseSse(bytes.toString("utf8")).events.findIndex((e) => e.data.includes('"annotations"'));
+  const citations = (bytes: Buffer) =>
+    (JSON.parse(parseSse(bytes.toString("utf8")).events[annotationEvent(bytes)]!.data) as { choices: { delta: { annotations: { url_citation: { start_index: number; end_index: number } }[] } }[] }).choices[0]!.delta.annotations.map((a) => a.url_citation);
+  const text = `Zürich 🚀 office: mail ${CITED_EMAIL} for details ${link}. Bye.`;
+  const raw = Buffer.from(stream(text, [[link, "https://example.com/page"], [CITED_EMAIL, "https://example.com/contact"], ["Zürich", "https://example.com/about"]]));
+  for (const size of [raw.length, 7]) {
+    const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), pieces(raw, size));
+    t.false(out.toString("utf8").includes("jo.smith"));
+    const answer = textOf("openai", out).completionText;
+    t.is(answer, text.replace(CITED_EMAIL, "[REDACTED:email]"));
+    const cites = citations(out);
+    t.deepEqual(cites.slice(0, 3).map((c) => [...answer].slice(c.start_index, c.end_index).join("")), [link, "[REDACTED:email]", "Zürich"], "code point offsets point at the same text in what the client got");
+    t.deepEqual(cites[2], citations(raw)[2], "a range before the redaction keeps its bytes");
+    t.deepEqual(cites[3], outside.url_citation, "a range outside the text is left as it came");
+    const events = parseSse(out.toString("utf8")).events;
+    const upTo = textOf("openai", Buffer.from(events.slice(0, annotationEvent(out)).map((e) => `data: ${e.data}\n\n`).join(""))).completionText;
+    t.true(upTo.startsWith(answer.slice(0, answer.indexOf(link) + link.length)), "the text an annotation covers reached the client before it");
+  }
+  const clean = Buffer.from(stream(`Zürich 🚀 office: ask the press office for details ${link}. Bye.`, [[link, "https://example.com/page"]]));
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), pieces(clean, 7));
+  t.is(parseSse(out.toString("utf8")).events[annotationEvent(out)]!.data, parseSse(clean.toString("utf8")).events[annotationEvent(clean)]!.data, "nothing redacted: the annotation event as it came");
+});
+
+test("google: citationSources (UTF-8 bytes, no text) follow the redaction of held text; a missing startIndex is 0; with nothing redacted they pass byte for byte", (t) => {
+  const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+  const sourceOf = (text: string, part: string, uri: string) => ({ startIndex: bytes(text.slice(0, text.indexOf(part))), endIndex: bytes(text.slice(0, text.indexOf(part) + part.length)), uri });
+  const chunk = (o: object) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+  const stream = (text: string, tail: string, sources: object[]) => {
+    let raw = "";
+    for (const d of deltasOf(text, 9)) raw += chunk({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: d }] } }] });
+    raw += chunk({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "" }] }, citationMetadata: { citationSources: sources } }] });
+    return raw + chunk({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: tail }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9 } });
+  };
+  type Chunk = { candidates: { content?: { parts: { text: string }[] }; citationMetadata?: { citationSources: { startIndex?: number; endIndex: number }[] } }[] };
+  const parsed = (bytes: Buffer) => parseSse(bytes.toString("utf8")).events.map((e) => JSON.parse(e.data) as Chunk);
+  const sourcesIn = (bytes: Buffer) => parsed(bytes).find((c) => c.candidates[0]!.citationMetadata)!.candidates[0]!.citationMetadata!.citationSources;
+  const text = `Zürich 🚀 Presse: mail ${CITED_EMAIL} heute. Recited passage follows here`;
+  const raw = Buffer.from(stream(text, ", word for word.", [sourceOf(text, "Recited passage", "https://example.org/a"), sourceOf(text, CITED_EMAIL, "https://example.org/b"), { endIndex: bytes("Zürich"), uri: "https://example.org/c" }]));
+  for (const size of [raw.length, 9]) {
+    const out = run(governor("google", [policy("redact", { piiTypes: ["email"] })]), pieces(raw, size));
+    t.false(out.toString("utf8").includes("jo.smith"));
+    const answer = parsed(out).flatMap((c) => c.candidates.flatMap((x) => x.content?.parts.map((p) => p.text) ?? [])).join("");
+    t.is(answer, `${text}, word for word.`.replace(CITED_EMAIL, "[REDACTED:email]"));
+    const sources = sourcesIn(out);
+    t.deepEqual(sources.map((s) => Buffer.from(answer, "utf8").subarray(s.startIndex ?? 0, s.endIndex).toString("utf8")), ["Recited passage", "[REDACTED:email]", "Zürich"], "byte offsets point at the same text in what the client got");
+    t.deepEqual(sources[2], sourcesIn(raw)[2], "a range before the redaction keeps its bytes (no startIndex added)");
+  }
+  const cleanText = "Zürich 🚀 Presse: ask the press office today. Recited passage follows here";
+  const clean = Buffer.from(stream(cleanText, ".", [sourceOf(cleanText, "Recited passage", "https://example.org/a")]));
+  const out = run(governor("google", [policy("redact", { piiTypes: ["email"] })]), pieces(clean, 9));
+  const metadata = (bytes: Buffer) => {
+    const data = parseSse(bytes.toString("utf8")).events.find((e) => e.data.includes("citationMetadata"))!.data;
+    return data.slice(data.indexOf('"citationMetadata"'));
+  };
+  t.is(metadata(out), metadata(clean), "nothing redacted: the citation sources as they came (the chunk's text field carries released text)");
+});
+
 test("openai-compatible reasoning_content (DeepSeek, vLLM behind PROVIDER_OPENAI_URL): held, redacted, its tail in a reasoning_content delta before the answer", (t) => {
   const reasoning = `The user wants mail sent to ${CITED_EMAIL}, so I will confirm it briefly.`;
   const answer = "Done, the mail is on its way.";
@@ -603,4 +685,40 @@ test("OpenRouter reasoning_details (text items) are governed with the reasoning 
     .flatMap((e) => ((JSON.parse(e.data) as { choices: { delta: { reasoning_details?: { text?: string }[] } }[] }).choices[0]!.delta.reasoning_details ?? []).map((d) => d.text ?? ""))
     .join("");
   t.is(details, reasoning.replace(CITED_EMAIL, "[REDACTED:email]"));
+});
+
+test("OpenRouter: each signed reasoning_details block is remembered with the text its signature covers, its held tail leaving before the signature", (t) => {
+  const first = `Mail goes to ${CITED_EMAIL} today, as the user asked me to do earlier on.`;
+  const second = "Nothing private in this second block of thoughts, it is plain text.";
+  const third = `Then write to ${CITED_EMAIL} once more, before the end of this turn.`;
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "g2", object: "chat.completion.chunk", created: 1, model: "anthropic/claude-sonnet-4.5", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const block = (text: string, signature: string) => {
+    let raw = "";
+    for (let i = 0; i < text.length; i += 6) raw += chunk({ role: "assistant", content: "", reasoning_details: [{ type: "reasoning.text", text: text.slice(i, i + 6), index: 0, format: "anthropic-claude-v1" }] });
+    return raw + chunk({ role: "assistant", content: "", reasoning_details: [{ type: "reasoning.text", signature, index: 0, format: "anthropic-claude-v1" }] });
+  };
+  const raw = block(first, "sig-1") + block(second, "sig-2") + block(third, "sig-3") + chunk({ content: "Sent." }) + chunk({}, "stop") + "data: [DONE]\n\n";
+  const store = new RedactedThinkingStore();
+  const g = createStreamGovernor({ ...governorOptions("openai", [policy("redact", { piiTypes: ["email"] })]), redactedThinking: store.scoped("agt_t") });
+  const out = run(g!, pieces(Buffer.from(raw), 13)).toString("utf8");
+  t.false(out.includes("jo.smith"));
+  // What the client got before each signature is exactly the (redacted) block that signature covers.
+  let got = "";
+  const before = new Map<string, string>();
+  for (const e of parseSse(out).events) {
+    if (e.data === "[DONE]") continue;
+    for (const d of (JSON.parse(e.data) as { choices: { delta: { reasoning_details?: { text?: string; signature?: string }[] } }[] }).choices[0]!.delta.reasoning_details ?? []) {
+      got += d.text ?? "";
+      if (d.signature) {
+        before.set(d.signature, got);
+        got = "";
+      }
+    }
+  }
+  const redacted = (s: string) => s.replace(CITED_EMAIL, "[REDACTED:email]");
+  t.deepEqual([...before], [["sig-1", redacted(first)], ["sig-2", second], ["sig-3", redacted(third)]]);
+  t.is(store.size, 2, "the unchanged block is not remembered");
+  t.is(store.restore("agt_t", "sig-1", redacted(first)), first);
+  t.is(store.restore("agt_t", "sig-3", redacted(third)), third);
+  t.is(store.restore("agt_t", "sig-2", second), undefined);
 });

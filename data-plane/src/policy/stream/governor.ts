@@ -111,9 +111,18 @@ class Channel {
   scannedFinal = false;
   scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
   template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
-  /** Everything released to the client (redacted), and for a signed channel the signature that covers `text`. */
+  /** Everything released to the client (redacted). */
   sent = "";
+  /** A signature of this channel's text arrived with the event being processed (the channel ends with it). */
   signature: string | undefined;
+  /**
+   * Signed blocks of this channel, in order: each signature covers the text since the previous one (an
+   * OpenRouter choice may carry more than one signed reasoning block on one channel).
+   */
+  signed: { signature: string; sent: string; text: string }[] = [];
+  /** Where the text and the released text of the next signed block start. */
+  signedText = 0;
+  signedSent = 0;
   held(): number {
     return this.text.length - this.released;
   }
@@ -255,11 +264,12 @@ class Governor implements StreamGovernor {
       const ch = this.channels.get(name);
       if (ch) involved.set(name, ch);
     }
-    // Quotes by offset (Cohere citations, Gemini grounding segments): the quoted text leaves with this
-    // event at the latest, judged and redacted like the rest, so the quote can be moved onto what the
-    // client got (below). A quote that cannot be placed on its channel is judged on its own, before the
-    // block check, and redacted on its own (plus every value this stream redacted, which its context
-    // may have been needed to find).
+    // Quotes by offset (Cohere citations, Gemini grounding segments; without text: OpenAI url_citation
+    // annotations, Gemini citation sources): the quoted text leaves with this event at the latest,
+    // judged and redacted like the rest, so the quote can be moved onto what the client got (below). A
+    // quote that cannot be placed on its channel is judged on its own, before the block check, and
+    // redacted on its own (plus every value this stream redacted, which its context may have been
+    // needed to find); one without text is left as it came.
     const quotes = view.quotes ? this.placeQuotes(view.quotes, involved) : undefined;
     // A release forced into the window (for a quote) must not let out a finding that touches the end
     // of the text: the channel is then scanned as final, so block policies see such findings now.
@@ -290,6 +300,7 @@ class Governor implements StreamGovernor {
       }
     });
     if (quotes) changed = this.moveQuotes(quotes.placed, quotes.unplaced) || changed;
+    if (view.signature) this.sealSigned(view.signature.channel);
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
   }
@@ -298,7 +309,9 @@ class Governor implements StreamGovernor {
    * Where each quote of an event points: on its channel where its text is what its offsets point at (in
    * one of its provider's units), else where its text first occurs in the channel (offsets that are
    * just wrong); otherwise it is unplaced, with a channel of its own to be judged and redacted alone.
-   * Placed quotes' channels join this event's release (at least up to the quote's end).
+   * A quote without text (OpenAI url_citation, Gemini citation source) is placed where its range fits
+   * the channel's text, else left as it came. Placed quotes' channels join this event's release (at
+   * least up to the quote's end).
    */
   private placeQuotes(quotes: readonly Quote[], involved: Map<string, Channel>): QuotePlan {
     const plan: QuotePlan = { placed: [], unplaced: [], atLeast: new Map() };
@@ -323,7 +336,8 @@ class Governor implements StreamGovernor {
   /**
    * Moves each placed quote onto the text its channel released (a quote reaching into text still held,
    * an entity that may still grow, is cut where the released text ends); unplaced quotes get their own
-   * text, redacted (scanned alone, and every value this stream redacted replaced). Whether anything changed.
+   * text, redacted (scanned alone, and every value this stream redacted replaced); a quote without text
+   * that cannot be moved is left as it came. Whether anything changed.
    */
   private moveQuotes(placed: QuotePlan["placed"], unplaced: QuotePlan["unplaced"]): boolean {
     let changed = false;
@@ -332,6 +346,7 @@ class Governor implements StreamGovernor {
       if (!maps.has(ch)) maps.set(ch, rangeMapper(ch.text.slice(0, ch.released), ch.sent));
       const map = maps.get(ch);
       if (!map) {
+        if (q.quote[q.fields.text] === undefined) continue; // offsets only: left as it came (no text to leak)
         const temp = new Channel();
         temp.text = ch.text.slice(where.start, where.end);
         this.scanChannel(temp, true);
@@ -372,8 +387,21 @@ class Governor implements StreamGovernor {
     const store = this.opts.redactedThinking;
     if (!store) return;
     for (const ch of this.channels.values()) {
-      if (ch.signature !== undefined && ch.sent !== ch.text) store.remember(ch.signature, ch.sent, ch.text);
+      for (const block of ch.signed) if (block.sent !== block.text) store.remember(block.signature, block.sent, block.text);
     }
+  }
+
+  /**
+   * The signature that arrived with this event covers the channel's text since the previous signature:
+   * the channel ended with the event (its whole text was judged and released), so that block is complete.
+   */
+  private sealSigned(name: string): void {
+    const ch = this.channels.get(name);
+    if (!ch || ch.signature === undefined) return;
+    ch.signed.push({ signature: ch.signature, sent: ch.sent.slice(ch.signedSent), text: ch.text.slice(ch.signedText) });
+    ch.signedSent = ch.sent.length;
+    ch.signedText = ch.text.length;
+    ch.signature = undefined;
   }
 
   private emit(text: string, final = false): string {

@@ -142,7 +142,7 @@ class RecordingGovernor implements ProxyStreamGovernor {
     // One redactor over completion then reasoning parts, in the order governedOutputText joins them.
     const r = partRedactor(text, spans, fallback);
     const redacted = this.ctx.adapter.mapReasoningText(this.ctx.adapter.mapCompletionText(json, r), r);
-    this.ctx.adapter.afterRedaction?.(json, redacted, fallback); // grounding segments quote the answer
+    this.ctx.adapter.afterRedaction?.(json, redacted, fallback); // grounding segments and citation sources point into the answer
     return Buffer.from(JSON.stringify(redacted), "utf8");
   }
 
