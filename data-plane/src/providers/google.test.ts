@@ -146,7 +146,7 @@ type Source = { startIndex?: number; endIndex: number; uri: string; license?: st
 type Cited = { candidates: { index: number; content: { role: string; parts: { text: string; thought?: boolean }[] }; citationMetadata: { citationSources: Source[] } }[] };
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 /** The source's range of `text`, in UTF-8 bytes. */
-const sliceBytes = (text: string, s: Source) => Buffer.from(text, "utf8").subarray(s.startIndex ?? 0, s.endIndex).toString("utf8");
+const sliceBytes = (text: string, s: { startIndex?: number; endIndex: number }) => Buffer.from(text, "utf8").subarray(s.startIndex ?? 0, s.endIndex).toString("utf8");
 /** A source covering `covered` (found in `text`) in UTF-8 bytes. */
 const sourceOf = (text: string, covered: string, uri: string): Source => ({ startIndex: bytes(text.slice(0, text.indexOf(covered))), endIndex: bytes(text.slice(0, text.indexOf(covered) + covered.length)), uri, license: "" });
 const answerOf = (json: Cited) => json.candidates[0]!.content.parts.filter((p) => !p.thought).map((p) => p.text).join("");
@@ -200,4 +200,47 @@ test("citationSources in a JSON array of chunks count bytes of the candidate's a
   t.deepEqual(rest, bad, "ranges that cannot be placed are left as they were");
   const clean = [chunk("Nothing private. "), chunk(second, [sourceOf("Nothing private. " + second, "Recited passage", "https://example.org/a")])];
   t.deepEqual(redactAnswer(adapter, clean, [emailRedactor], true, undefined, false), clean, "nothing redacted: the answer as it came");
+});
+
+type Segment = { partIndex?: number; startIndex?: number; endIndex: number; text: string };
+type Grounded = { candidates: { index: number; content: { role: string; parts: { text: string; thought?: boolean }[] }; groundingMetadata?: { groundingSupports: { segment: Segment; groundingChunkIndices: number[] }[] } }[] };
+/** A segment quoting `quoted` (found in `text`), offsets in UTF-8 bytes of `text`. */
+const segmentOf = (text: string, quoted: string, partIndex?: number): Segment => ({ ...(partIndex === undefined ? {} : { partIndex }), ...sourceOf(text, quoted, ""), text: quoted });
+const segmentsOf = (json: Grounded) => json.candidates[0]!.groundingMetadata!.groundingSupports.map((s) => s.segment);
+
+test("grounding segments of a thinking model's answer (part 0 is the thought, no partIndex) are placed in the answer text and follow its redaction", (t) => {
+  const text = `Zürich office: mail ${EMAIL} today. The contract ends in May.`;
+  const json: Grounded = {
+    candidates: [
+      {
+        index: 0,
+        content: { role: "model", parts: [{ text: "Let me look this up first.", thought: true }, { text }] },
+        groundingMetadata: { groundingSupports: [{ segment: segmentOf(text, "The contract ends in May"), groundingChunkIndices: [0] }, { segment: segmentOf(text, `mail ${EMAIL} today`), groundingChunkIndices: [0] }] },
+      },
+    ],
+  };
+  const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as Grounded;
+  const answer = answerOf(out as unknown as Cited);
+  t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+  const [contract, mail] = segmentsOf(out);
+  t.is(contract!.text, "The contract ends in May");
+  t.is(sliceBytes(answer, contract!), "The contract ends in May", "moved onto the redacted answer");
+  t.is(mail!.text, "mail [REDACTED:email] today");
+  t.is(sliceBytes(answer, mail!), "mail [REDACTED:email] today");
+});
+
+test("grounding segments in a JSON array of chunks count bytes of the candidate's answer so far, as a stream does", (t) => {
+  const first = `Zürich 🚀: mail ${EMAIL} now. `;
+  const second = "The contract ends in May, as agreed.";
+  const text = first + second;
+  const chunk = (part: string, segments?: Segment[]) => ({
+    candidates: [{ index: 0, content: { role: "model", parts: [{ text: part }] }, ...(segments ? { groundingMetadata: { groundingSupports: segments.map((segment) => ({ segment, groundingChunkIndices: [0] })) } } : {}) }],
+  });
+  const json = [chunk(first), chunk(second, [segmentOf(text, "The contract ends in May")])];
+  const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as unknown as Grounded[];
+  const answer = out.map((c) => answerOf(c as unknown as Cited)).join("");
+  t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+  const [segment] = segmentsOf(out[1]!);
+  t.is(segment!.text, "The contract ends in May");
+  t.is(sliceBytes(answer, segment!), "The contract ends in May", "offsets into the whole answer so far, moved by the redaction before them");
 });

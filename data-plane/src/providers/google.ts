@@ -176,58 +176,87 @@ function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, r
 
 /**
  * Google Search grounding quotes the answer: `groundingMetadata.groundingSupports[].segment` holds the
- * text of a range of part `partIndex`. After a redaction each segment is moved onto the text the client
- * got and quotes it; a segment that cannot be placed has its text redacted on its own (fail closed).
+ * text of a range of part `partIndex` (or of the candidate's answer text: a thinking model's part 0 is
+ * its thought; in a JSON array of chunks, the answer so far, as a stream counts). After a redaction each
+ * segment is moved onto the text the client got and quotes it; a segment that cannot be placed has its
+ * text redacted on its own (fail closed).
  * The search queries the model wrote (`webSearchQueries`, and the `searchEntryPoint.renderedContent`
  * widget that shows them) are its output too: redacted on their own. `citationMetadata.citationSources`
  * hold offsets (UTF-8 bytes into the candidate's answer text; in a JSON array of chunks, its text up to
  * and including that chunk, as in a stream) and URIs only: moved the same way, or left as they were.
  */
 function groundingAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
+  const chunked = Array.isArray(original);
   const before = Array.isArray(original) ? original : [original];
   const after = Array.isArray(redacted) ? redacted : [redacted];
-  const cites = after.some((response) => isObject(response) && asArray(response.candidates).some((c) => isObject(c) && isObject(c.citationMetadata)));
-  /** Per candidate index, its answer text so far: original and redacted (only when some chunk cites). */
+  const quotes = after.some((response) => isObject(response) && asArray(response.candidates).some((c) => isObject(c) && (isObject(c.citationMetadata) || isObject(c.groundingMetadata))));
+  if (!quotes) return;
+  /** Per candidate index, its answer text so far: original and redacted. */
   const sofar = new Map<number, [string, string]>();
   after.forEach((response, r) => {
     if (!isObject(response)) return;
     asArray(response.candidates).forEach((candidate, c) => {
       if (!isObject(candidate)) return;
       const originalCandidate = isObject(before[r]) ? asArray((before[r] as JsonObject).candidates)[c] : undefined;
-      if (cites) {
-        const index = hasNumber(candidate.index) ? candidate.index : c;
-        const [from, to] = sofar.get(index) ?? ["", ""];
-        const texts: [string, string] = [from + answerText(originalCandidate), to + answerText(candidate)];
-        sofar.set(index, texts);
-        if (isObject(candidate.citationMetadata)) sourcesAfterRedaction(candidate.citationMetadata, texts[0], texts[1], redactText);
-      }
+      const index = hasNumber(candidate.index) ? candidate.index : c;
+      const [from, to] = sofar.get(index) ?? ["", ""];
+      const whole: TextPair & [string, string] = [from + answerText(originalCandidate), to + answerText(candidate)];
+      sofar.set(index, whole);
+      if (isObject(candidate.citationMetadata)) sourcesAfterRedaction(candidate.citationMetadata, whole[0], whole[1], redactText);
       if (!isObject(candidate.groundingMetadata)) return;
       const grounding = candidate.groundingMetadata;
       if (Array.isArray(grounding.webSearchQueries)) grounding.webSearchQueries = grounding.webSearchQueries.map((q: unknown) => (typeof q === "string" ? redactText(q) : q));
       if (isObject(grounding.searchEntryPoint) && typeof grounding.searchEntryPoint.renderedContent === "string") {
         grounding.searchEntryPoint.renderedContent = redactText(grounding.searchEntryPoint.renderedContent);
       }
-      const partText = (cand: unknown, index: number): string | undefined => {
+      const partText = (cand: unknown, i: number): string | undefined => {
         const content = isObject(cand) && isObject(cand.content) ? cand.content : {};
-        const part = asArray(content.parts)[index];
+        const part = asArray(content.parts)[i];
         return isObject(part) ? asString(part.text) : undefined;
       };
-      for (const support of asArray(candidate.groundingMetadata.groundingSupports)) {
+      const parts = new Map<number, TextPair>();
+      const maps = new WeakMap<TextPair, RangeMapper | undefined>();
+      for (const support of asArray(grounding.groundingSupports)) {
         if (!isObject(support) || !isObject(support.segment)) continue;
         const segment = support.segment;
-        const index = hasNumber(segment.partIndex) ? segment.partIndex : 0;
-        const from = partText(originalCandidate, index);
-        const to = partText(candidate, index);
-        const placed = from === undefined ? undefined : (placeQuote(segment, SEGMENT, from, SEGMENT_UNITS) ?? placeByText(segment, SEGMENT, from, "utf8"));
-        const map = placed && from !== undefined && to !== undefined ? rangeMapper(from, to) : undefined;
-        if (placed && map && to !== undefined) moveQuote(segment, SEGMENT, placed, to, map);
-        else {
+        const p = hasNumber(segment.partIndex) ? segment.partIndex : 0;
+        let part = parts.get(p);
+        if (!part) parts.set(p, (part = [partText(originalCandidate, p), partText(candidate, p)]));
+        // Where the segment may point: part `partIndex` (as documented), or the candidate's answer text
+        // (its text parts joined, thought parts left out; in a JSON array of chunks, all of it so far, as
+        // a stream counts). A chunk of a stream tries the latter first.
+        const texts = chunked ? [whole, part] : [part, whole];
+        if (!moveSegment(segment, texts, maps)) {
           const own = quoteText(segment, SEGMENT);
           if (own !== undefined) segment.text = redactText(own);
         }
       }
     });
   });
+}
+
+/** A text a segment may point into: original, and the redacted copy the client got. */
+type TextPair = readonly [string | undefined, string | undefined];
+
+/**
+ * Moves a grounding segment onto the first of `texts` where it can be placed: by its offsets, else by
+ * its text (`maps` keeps each pair's range mapper). False when it fits none.
+ */
+function moveSegment(segment: JsonObject, texts: readonly TextPair[], maps: WeakMap<TextPair, RangeMapper | undefined>): boolean {
+  for (const byText of [false, true]) {
+    for (const pair of texts) {
+      const [from, to] = pair;
+      if (from === undefined || to === undefined) continue;
+      const placed = byText ? placeByText(segment, SEGMENT, from, "utf8") : placeQuote(segment, SEGMENT, from, SEGMENT_UNITS);
+      if (!placed) continue;
+      if (!maps.has(pair)) maps.set(pair, rangeMapper(from, to));
+      const map = maps.get(pair);
+      if (!map) continue;
+      moveQuote(segment, SEGMENT, placed, to, map);
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Grounding segment texts and the model's search queries of an answer (JSON or JSON array), joined. */
