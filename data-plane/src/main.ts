@@ -101,10 +101,13 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
   });
   shipper.start();
 
-  // Originals of signed thinking blocks a redaction changed, sealed, kept across restarts (policy/thinking).
+  // Originals of signed thinking blocks a redaction changed, sealed (with the sidecar's own key mixed in:
+  // rotating SIDECAR_KEY makes the blocks kept before unopenable), kept across restarts (policy/thinking).
+  // A thinking directory or file that cannot be used does not stop the sidecar: memory only.
   const redactedThinking = new RedactedThinkingStore(DEFAULT_REDACTED_THINKING_LIMITS, Date.now, {
     dir: join(dataDir, "thinking"),
-    onError: (e) => log.error({ err: String(e) }, "redacted thinking file: write failed; the block is kept in memory only"),
+    secret: Buffer.from(config.SIDECAR_KEY, "utf8"),
+    onError: (e) => log.error({ err: String(e) }, "redacted thinking file unusable; blocks are kept in memory only until the sidecar restarts"),
   });
 
   const ops = createSidecarOps({ log, otlp: otlpConfigFromEnv(config), logSensitive: config.LOG_SENSITIVE, extraMetrics: () => renderMetrics(status()) });

@@ -239,7 +239,9 @@ test.serial("anthropic: a redacted thinking block sent back after a sidecar rest
   const a = await w.agent("reasoning-signature-restart", undefined, "anthropic");
   await createPolicy(w, { name: "reasoning signature restart", action: "redact", priority: 1, conditions: { direction: "outbound", pii_types: ["ssn", "email"] }, agents: [a] });
   const dataDir = join(w.stack.dataDir, "restarting-sidecar");
-  const env = { DATA_DIR: dataDir, PROVIDER_ANTHROPIC_URL: w.fakes.urls.anthropic, SSE_KEEPALIVE_MS: "0", SHUTDOWN_DRAIN_MS: "0" };
+  // The same sidecar key before and after (the sealing is bound to it, as a restarted pod keeps its secret).
+  const key = (await w.stack.api.post<{ data: { key: string } }>("/api/keys", { name: "restarting sidecar", scope: "ingest" })).body.data.key;
+  const env = { DATA_DIR: dataDir, SIDECAR_KEY: key, PROVIDER_ANTHROPIC_URL: w.fakes.urls.anthropic, SSE_KEEPALIVE_MS: "0", SHUTDOWN_DRAIN_MS: "0" };
   const before = await w.stack.sidecar(env);
   await eventually(async () => before.state().agents.has(a));
   w.fakes.script({ text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });

@@ -2,8 +2,9 @@
 // messages → prompt slots, choices → completion groups, usage, tool calls, and the SSE observer.
 import { argumentsText, asArray, asCount, asString, cloneJson, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
+import { onePerBlock } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
-import { moveQuote, placeQuote, quoteText, type QuoteFields } from "./quotes.js";
+import { moveQuote, placeQuote, quoteText, redactStrings, type QuoteFields } from "./quotes.js";
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import { SseParser } from "./sse-parser.js";
 import type { OffsetUnit } from "./text-offsets.js";
@@ -161,11 +162,12 @@ export function changedSignedDetails(original: unknown, redacted: unknown): { si
 export function restoreSignedDetails(body: unknown, original: (signature: string, text: string) => string | undefined): unknown {
   if (!isObject(body)) return undefined;
   let copy: JsonObject | undefined;
+  const opened = onePerBlock(original);
   asArray(body.messages).forEach((message, m) => {
     if (!isObject(message) || message.role !== "assistant") return;
     asArray(message.reasoning_details).forEach((item, d) => {
       if (!isObject(item) || item.type !== "reasoning.text" || typeof item.signature !== "string" || typeof item.text !== "string") return;
-      const text = original(item.signature, item.text);
+      const text = opened(item.signature, item.text);
       if (text === undefined) return;
       copy ??= cloneJson(body) as JsonObject;
       ((copy.messages as JsonObject[])[m]!.reasoning_details as JsonObject[])[d]!.text = text;
@@ -190,12 +192,18 @@ function contentText(message: JsonObject): string {
     .join("");
 }
 
+/** The model-written strings of a url_citation besides its offsets: redacted on their own. */
+const URL_CITATION_STRINGS = ["url", "title"] as const;
+
 /**
  * After an outbound redaction, each `message.annotations[].url_citation` is moved onto the redacted
  * content of its choice (offsets in the unit it was placed in), so the client renders it where the
  * cited text now is. One that cannot be placed (offsets that are not integers, end before start,
  * outside the content in every unit) is left as it was: it carries no text, nothing leaks. A
  * `url_citation.text`, should one come, is a quote like any other (moved, or redacted on its own).
+ * Its `url` and `title` are model output too (a URL can carry a value the content's copy of it had
+ * redacted): each is redacted on its own, after placing (the url picks the unit), and rewritten only
+ * when that changes it.
  */
 export function chatAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
   if (!isObject(original) || !isObject(redacted)) return;
@@ -203,21 +211,20 @@ export function chatAfterRedaction(original: unknown, redacted: unknown, redactT
   asArray(redacted.choices).forEach((choice, i) => {
     if (!isObject(choice) || !isObject(choice.message) || !Array.isArray(choice.message.annotations)) return;
     const prior = before[i];
-    if (!isObject(prior) || !isObject(prior.message)) return;
-    const from = contentText(prior.message);
+    const from = isObject(prior) && isObject(prior.message) ? contentText(prior.message) : undefined;
     const to = contentText(choice.message);
     let map: RangeMapper | undefined | null = null;
     for (const annotation of choice.message.annotations) {
       if (!isObject(annotation) || !isObject(annotation.url_citation)) continue;
       const citation = annotation.url_citation;
-      const placed = placeQuote(citation, URL_CITATION, from, URL_CITATION_UNITS);
-      if (placed && map === null) map = rangeMapper(from, to);
-      if (placed && map) {
-        moveQuote(citation, URL_CITATION, placed, to, map);
-        continue;
+      const placed = from === undefined ? undefined : placeQuote(citation, URL_CITATION, from, URL_CITATION_UNITS);
+      if (placed && map === null) map = from === undefined ? undefined : rangeMapper(from, to);
+      if (placed && map) moveQuote(citation, URL_CITATION, placed, to, map);
+      else {
+        const own = quoteText(citation, URL_CITATION);
+        if (own !== undefined) citation.text = redactText(own);
       }
-      const own = quoteText(citation, URL_CITATION);
-      if (own !== undefined) citation.text = redactText(own);
+      redactStrings(citation, URL_CITATION_STRINGS, redactText);
     }
   });
 }

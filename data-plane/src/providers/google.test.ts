@@ -244,3 +244,24 @@ test("grounding segments in a JSON array of chunks count bytes of the candidate'
   t.is(segment!.text, "The contract ends in May");
   t.is(sliceBytes(answer, segment!), "The contract ends in May", "offsets into the whole answer so far, moved by the redaction before them");
 });
+
+test("citationSources uri and title are model output: a value the answer had redacted is redacted there too; clean ones keep their bytes", (t) => {
+  const text = `Zürich 🚀: see https://crm.example/find?u=${EMAIL} for the record. Recited passage follows here.`;
+  type Titled = Source & { title?: string };
+  const sources: Titled[] = [
+    { ...sourceOf(text, "Recited passage follows here", `https://crm.example/find?u=${EMAIL}`), title: `Profile of ${EMAIL}` },
+    { ...sourceOf(text, "for the record", "https://example.org/clean"), title: "Clean" },
+    { startIndex: 1, endIndex: 2, uri: `https://example.org/inside-a-character?u=${EMAIL}` }, // cannot be placed
+  ];
+  const json = { candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, citationMetadata: { citationSources: sources } }] };
+  const original = structuredClone(json);
+  const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as Cited;
+  const answer = answerOf(out);
+  t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+  const [recited, clean, stray] = sourcesOf(out) as Titled[];
+  t.deepEqual(recited, { ...sourceOf(answer, "Recited passage follows here", "https://crm.example/find?u=[REDACTED:email]"), title: "Profile of [REDACTED:email]" });
+  t.deepEqual(clean, { ...sourceOf(answer, "for the record", "https://example.org/clean"), title: "Clean" });
+  t.deepEqual(stray, { startIndex: 1, endIndex: 2, uri: "https://example.org/inside-a-character?u=[REDACTED:email]" }, "offsets left as they were");
+  t.false(JSON.stringify(out).includes(EMAIL));
+  t.deepEqual(json, original, "the original answer is untouched");
+});

@@ -5,7 +5,7 @@ import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObj
 import type { JsonObject } from "./json.js";
 import { JsonArrayStream } from "./json-array-stream.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
-import { moveQuote, placeByText, placeQuote, quoteText, type QuoteFields } from "./quotes.js";
+import { moveQuote, placeByText, placeQuote, quoteText, redactStrings, type QuoteFields } from "./quotes.js";
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
@@ -154,10 +154,15 @@ function answerText(candidate: unknown): string {
   return out;
 }
 
+/** The model-written strings of a citation source besides its offsets: redacted on their own. */
+const CITATION_SOURCE_STRINGS = ["uri", "title"] as const;
+
 /**
  * Moves each citation source of `metadata` from `from` (the candidate's answer text) onto `to` (its
  * redacted copy). A source that cannot be placed (offsets not integers, end before start, outside the
- * text) is left as it was: it carries no text.
+ * text) is left as it was: it carries no text. Its `uri` and `title` are model output too (a URI can
+ * carry a value the answer's copy of it had redacted): each is redacted on its own, and rewritten only
+ * when that changes it.
  */
 function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, redactText: (text: string) => string): void {
   let map: RangeMapper | undefined | null = null;
@@ -165,12 +170,12 @@ function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, r
     if (!isObject(source)) continue;
     const placed = placeQuote(source, CITATION_SOURCE, from, CITATION_SOURCE_UNITS);
     if (placed && map === null) map = rangeMapper(from, to);
-    if (placed && map) {
-      moveQuote(source, CITATION_SOURCE, placed, to, map);
-      continue;
+    if (placed && map) moveQuote(source, CITATION_SOURCE, placed, to, map);
+    else {
+      const own = quoteText(source, CITATION_SOURCE);
+      if (own !== undefined) source.text = redactText(own);
     }
-    const own = quoteText(source, CITATION_SOURCE);
-    if (own !== undefined) source.text = redactText(own);
+    redactStrings(source, CITATION_SOURCE_STRINGS, redactText);
   }
 }
 

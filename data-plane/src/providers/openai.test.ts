@@ -6,6 +6,7 @@ import { PolicyConditionsSchema, PolicySchema } from "@agentgov/proto";
 import OpenAI from "openai";
 import { redactAnswer } from "../proxy/governance.js";
 import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { chatAfterRedaction } from "./chat-completions.js";
 import { openaiAdapter as adapter } from "./openai.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -183,4 +184,38 @@ test("url_citation annotations: with nothing redacted the answer is unchanged; r
   const [moved, ...rest] = citationsOf(out);
   t.is(slice(answer, moved!), "([a.b](https://a.b/x))");
   t.deepEqual(rest, bad as unknown as UrlCitation[]);
+});
+
+test("url_citation url and title are model output: a value the content had redacted is redacted there too (placed by its original url first); clean ones keep their bytes", (t) => {
+  const link = `[profile](https://crm.example/find?u=${EMAIL})`;
+  // emoji first: the range is counted in UTF-16, which only the original url tells apart from code points
+  // (read in code points, it would end inside the address that follows it)
+  const content = `${"🚀".repeat(12)} The record is at ${link} ${EMAIL}, see it. Also [docs](https://docs.example.org/).`;
+  const json = annotated(content, [[link, `https://crm.example/find?u=${EMAIL}`], ["[docs](https://docs.example.org/)", "https://docs.example.org/"]], "utf16");
+  json.choices[0]!.message.annotations[0]!.url_citation.title = `Profile of ${EMAIL}`;
+  const [before] = citationsOf(json);
+  t.true(before!.end_index <= [...content].length && !slice(content, before!).includes(before!.url), "the range fits in code points too, but misses its url there");
+  const original = structuredClone(json);
+  const out = redactEmail(json);
+  const answer = out.choices[0]!.message.content;
+  t.is(answer, content.replaceAll(EMAIL, "[REDACTED:email]"));
+  const [profile, docs] = citationsOf(out);
+  t.is(profile!.url, "https://crm.example/find?u=[REDACTED:email]");
+  t.is(profile!.title, "Profile of [REDACTED:email]");
+  t.is(slice(answer, profile!, "utf16"), "[profile](https://crm.example/find?u=[REDACTED:email])", "still placed in UTF-16, by the url as it came");
+  t.is(slice(answer, docs!, "utf16"), "[docs](https://docs.example.org/)");
+  t.is(docs!.url, "https://docs.example.org/");
+  t.is(docs!.title, "t");
+  t.false(JSON.stringify(out).includes(EMAIL));
+  t.deepEqual(json, original, "the original answer is untouched");
+  // a citation that cannot be placed (range outside the content) gets its url and title redacted all the same
+  const unplaced = annotated(`Mail ${EMAIL} now.`, []);
+  const stray = { start_index: 90, end_index: 99, url: `mailto:${EMAIL}`, title: 7 as unknown as string };
+  unplaced.choices[0]!.message.annotations.push({ type: "url_citation", url_citation: stray });
+  const c = citationsOf(redactEmail(unplaced))[0]!;
+  t.deepEqual(c, { ...stray, url: "mailto:[REDACTED:email]" }, "offsets left as they were; a non-string title untouched");
+  // a choice the original lacks (nothing to place against): url and title redacted all the same
+  const orphan = { choices: [{ index: 0, message: { content: "x", annotations: [{ type: "url_citation", url_citation: { start_index: 0, end_index: 1, url: `https://a.b/?u=${EMAIL}`, title: EMAIL } }] } }] };
+  chatAfterRedaction({ choices: [] }, orphan, (s) => s.replaceAll(EMAIL, "[REDACTED:email]"));
+  t.deepEqual(orphan.choices[0]!.message.annotations[0]!.url_citation, { start_index: 0, end_index: 1, url: "https://a.b/?u=[REDACTED:email]", title: "[REDACTED:email]" });
 });

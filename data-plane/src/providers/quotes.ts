@@ -6,7 +6,8 @@
 // Objects that point into the text by offset without quoting it (OpenAI url_citation annotations,
 // Gemini citationSources) go through the same functions with no text: their range is placed where it
 // fits the text (unitOfRange) and moved the same way; one that cannot be placed is left as it was
-// (there is no text to leak).
+// (there is no text to leak). Their model-written strings (a URL, a title) are redacted on their own
+// (redactStrings), placed or not.
 import type { JsonObject } from "./json.js";
 import type { RangeMapper } from "./shift-range.js";
 import { fromUtf16, toUtf16, unitOfQuote, unitOfRange, type OffsetUnit } from "./text-offsets.js";
@@ -81,6 +82,19 @@ export function moveQuote(quote: JsonObject, f: QuoteFields, placed: PlacedQuote
   quote[f.end] = end;
   if (typeof quote[f.text] === "string") quote[f.text] = text;
   return true;
+}
+
+/**
+ * Redacts the string values of `keys` in `object` (model-written fields beside a quote's offsets: a
+ * citation's URL and title), each on its own; a value that redaction leaves as it is stays untouched.
+ */
+export function redactStrings(object: JsonObject, keys: readonly string[], redactText: (text: string) => string): void {
+  for (const key of keys) {
+    const value = object[key];
+    if (typeof value !== "string") continue;
+    const redacted = redactText(value);
+    if (redacted !== value) object[key] = redacted;
+  }
 }
 
 /**

@@ -1,11 +1,12 @@
-// Moving a [start, end) range of a text into its redacted copy, for fields that quote answer text by
-// offset (Cohere citations, Gemini grounding segments). The redacted copy is the text with spans
-// replaced by `[REDACTED:<label>]`, so the text between labels is kept text: each kept piece is found
-// in the original in order (the first at the start, the last at the end, the others at their first
-// occurrence after the previous one plus at least one replaced character). Linear in the text's
-// length, whatever the number of redactions. A boundary in kept text moves with it; a boundary inside
-// a replaced value widens to the whole replacement, so a quote that touched a redacted value quotes
-// its label. Undefined when the copy does not line up with the original (not a redaction of it).
+// Moving a [start, end) range of a text into its redacted copy, for fields that quote answer text
+// by offset (Cohere citations, Gemini grounding segments). The redacted copy is the text with spans
+// replaced by `[REDACTED:<label>]`, so the text between labels is kept text: each kept piece is
+// found in the original in order (the first at the start, the last at the end, the others at their
+// first occurrence after the previous one plus at least one replaced character). Linear in the
+// text's length, whatever the number of redactions; each range then maps in O(log runs). A boundary
+// in kept text moves with it; a boundary inside a replaced value widens to the whole replacement,
+// so a quote that touched a redacted value quotes its label. Undefined when the copy does not line
+// up with the original (not a redaction of it).
 
 const LABEL = /\[REDACTED:[a-z_]+\]/g;
 
@@ -56,14 +57,21 @@ export function rangeMapper(before: string, after: string): RangeMapper | undefi
   const runs = keptRuns(before, after);
   if (!runs) return undefined;
   const map = (x: number, side: "start" | "end"): number => {
-    for (let i = 0; i < runs.length; i++) {
-      const r = runs[i]!;
-      if (x >= r.b && x <= r.b + r.length) return r.a + (x - r.b);
-      if (x < r.b) {
-        // inside the replaced region before this run: its replacement's start, or its end
-        if (side === "end") return r.a;
-        return i === 0 ? 0 : runs[i - 1]!.a + runs[i - 1]!.length;
-      }
+    // the first run that ends at or after x (runs are in order and their ends increase): binary search
+    let lo = 0;
+    let hi = runs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const r = runs[mid]!;
+      if (x <= r.b + r.length) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo < runs.length) {
+      const r = runs[lo]!;
+      if (x >= r.b) return r.a + (x - r.b);
+      // inside the replaced region before this run: its replacement's start, or its end
+      if (side === "end") return r.a;
+      return lo === 0 ? 0 : runs[lo - 1]!.a + runs[lo - 1]!.length;
     }
     // past the last run: inside a replaced region at the very end
     return side === "end" ? after.length : runs.length > 0 ? runs[runs.length - 1]!.a + runs[runs.length - 1]!.length : 0;

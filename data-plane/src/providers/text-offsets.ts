@@ -1,30 +1,169 @@
 // Offsets into text in the units providers count in: UTF-16 code units (JavaScript strings, our
 // redaction), Unicode code points (Cohere, whose API is Python; OpenAI url_citation annotations),
 // UTF-8 bytes (Gemini grounding segments and citation sources).
+//
+// Converting an offset is O(log n) over an index of the text's code points, built lazily as far as
+// offsets reach (O(n) in all, once) and kept for the last few texts: an answer with many quotes
+// converts offsets into the same two texts (the original and its redacted copy) again and again. A
+// lone surrogate counts as one code point and three UTF-8 bytes (what Buffer.byteLength counts:
+// U+FFFD).
 
 export type OffsetUnit = "utf16" | "codepoints" | "utf8";
+
+/** The first code points of a text, indexed: where each starts in UTF-16 units and in UTF-8 bytes. */
+interface OffsetIndex {
+  /** The text indexed (or another string equal to it). */
+  text: string;
+  /** Code points indexed so far: entries 0..count are set (entry k: where code point k starts). */
+  count: number;
+  /** Whether the index reaches the text's end (entry `count` is then the end: its length, its UTF-8 size). */
+  complete: boolean;
+  /**
+   * `u16[k]` / `u8[k]` for k in 0..count, or null while every code point indexed is ASCII (every unit
+   * then counts alike: entry k is k). Grown as the index is.
+   */
+  u16: Int32Array | null;
+  u8: Int32Array | null;
+}
+
+/** Indexes of the most recently used texts, most recent first. */
+const recent: OffsetIndex[] = [];
+const RECENT = 4;
+
+function indexOf(text: string): OffsetIndex {
+  for (let i = 0; i < recent.length; i++) {
+    const hit = recent[i]!;
+    if (hit.text !== text) continue;
+    hit.text = text; // equal text in another string: keep this one, which the next calls compare by identity
+    if (i > 0) {
+      recent.splice(i, 1);
+      recent.unshift(hit);
+    }
+    return hit;
+  }
+  const index: OffsetIndex = { text, count: 0, complete: text.length === 0, u16: null, u8: null };
+  recent.unshift(index);
+  if (recent.length > RECENT) recent.length = RECENT;
+  return index;
+}
+
+/** What an entry of the index is counted in (by `extend`): code points, UTF-16 units, UTF-8 bytes. */
+type Dim = "codepoints" | "utf16" | "utf8";
+
+/** Room for entries 0..entries (at least), doubling. */
+function reserve(index: OffsetIndex, entries: number): void {
+  const have = index.u16!.length;
+  if (have > entries) return;
+  const size = Math.min(index.text.length + 1, Math.max(entries + 1, have * 2));
+  const u16 = new Int32Array(size);
+  const u8 = new Int32Array(size);
+  u16.set(index.u16!.subarray(0, index.count + 1));
+  u8.set(index.u8!.subarray(0, index.count + 1));
+  index.u16 = u16;
+  index.u8 = u8;
+}
+
+/**
+ * Indexes further code points of the text until the last entry counts at least `target` in `dim`, or
+ * the text ends (a target past the end, or NaN, indexes it all).
+ */
+function extend(index: OffsetIndex, dim: Dim, target: number): void {
+  if (index.complete) return;
+  const { text } = index;
+  const length = text.length;
+  // the last entry to index is at most ceil(target) (entry k counts at least k in every unit), at most
+  // the text's length; a NaN target indexes it all
+  const needed = target >= 0 ? Math.min(length, Math.ceil(target) + 1) : target < 0 ? 1 : length;
+  let k = index.count;
+  if (index.u16 === null) {
+    // ASCII so far: entry k is k in every unit
+    while (k < length && !(k >= target) && text.charCodeAt(k) < 0x80) k++;
+    index.count = k;
+    if (k === length) index.complete = true;
+    if (k === length || k >= target) return;
+    // the first non-ASCII code point: entries 0..k as they are, from here on in tables
+    const size = Math.min(length + 1, Math.max(needed + 1, k + 1, 64));
+    index.u16 = new Int32Array(size);
+    index.u8 = new Int32Array(size);
+    for (let j = 0; j <= k; j++) index.u16[j] = index.u8[j] = j;
+  }
+  reserve(index, needed);
+  const u16 = index.u16!;
+  const u8 = index.u8!;
+  let i = u16[k]!;
+  let bytes = u8[k]!;
+  while (i < length) {
+    const at = dim === "codepoints" ? k : dim === "utf16" ? i : bytes;
+    if (at >= target) break;
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      bytes += 1;
+      i += 1;
+    } else if (c < 0x800) {
+      bytes += 2;
+      i += 1;
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4; // a surrogate pair
+      i += 2;
+    } else {
+      bytes += 3; // the rest of the BMP, and a lone surrogate (encoded as U+FFFD)
+      i += 1;
+    }
+    k++;
+    u16[k] = i;
+    u8[k] = bytes;
+  }
+  index.count = k;
+  if (i >= length) index.complete = true;
+}
+
+/** The first code point k (0..count) whose offset counted in `unit` is at least n, or the last one when none is (n past the end, NaN). */
+function firstAtLeast(index: OffsetIndex, n: number, codepoints: boolean): number {
+  extend(index, codepoints ? "codepoints" : "utf8", n);
+  const { count } = index;
+  if (codepoints || index.u8 === null) {
+    if (n <= 0) return 0;
+    return n <= count ? Math.ceil(n) : count;
+  }
+  const u8 = index.u8;
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (u8[mid]! >= n) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
 
 /** The UTF-16 index of offset `n` counted in `unit` over `text` (clamped to the text). */
 export function toUtf16(text: string, n: number, unit: OffsetUnit): number {
   if (unit === "utf16") return Math.max(0, Math.min(n, text.length));
-  let units = 0;
-  let counted = 0;
-  for (const ch of text) {
-    if (counted >= n) break;
-    counted += unit === "codepoints" ? 1 : Buffer.byteLength(ch, "utf8");
-    units += ch.length;
-  }
-  return units;
+  const index = indexOf(text);
+  const k = firstAtLeast(index, n, unit === "codepoints");
+  return index.u16 === null ? k : index.u16[k]!;
 }
 
 /** Offset `u` (a UTF-16 index into `text`) counted in `unit`. */
 export function fromUtf16(text: string, u: number, unit: OffsetUnit): number {
-  const head = text.slice(0, Math.max(0, Math.min(u, text.length)));
-  if (unit === "utf16") return head.length;
-  if (unit === "utf8") return Buffer.byteLength(head, "utf8");
-  let n = 0;
-  for (const _ of head) n++;
-  return n;
+  const clamped = Math.max(0, Math.min(u, text.length));
+  const h = Number.isNaN(clamped) ? 0 : Math.trunc(clamped); // where text.slice(0, clamped) ends
+  if (unit === "utf16") return h;
+  const index = indexOf(text);
+  extend(index, "utf16", h);
+  const { u16, u8 } = index;
+  if (u16 === null || u8 === null) return h;
+  // the last code point starting at or before h
+  let lo = 0;
+  let hi = index.count;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (u16[mid]! <= h) lo = mid;
+    else hi = mid - 1;
+  }
+  const inside = u16[lo] !== h; // h splits a surrogate pair: the head ends in a lone high surrogate
+  if (unit === "utf8") return u8[lo]! + (inside ? 3 : 0);
+  return lo + (inside ? 1 : 0);
 }
 
 /**

@@ -142,7 +142,7 @@ export interface ProviderAdapter {
    * fields that quote output text by offset in line with the redacted text (Cohere citations, Gemini
    * grounding segments; without text: Gemini citation sources, OpenAI url_citation annotations); a quote
    * that cannot be placed goes through `redactText` (fail closed), a range without text is left as it
-   * was. Mutates `redacted`. Absent: nothing points into output text.
+   * was, and the URL and title beside it go through `redactText`. Mutates `redacted`. Absent: nothing points into output text.
    */
   afterRedaction?(original: unknown, redacted: unknown, redactText: (text: string) => string): void;
   /**

@@ -94,6 +94,31 @@ function thinkingPieces(channel: string, part: Json, out: TextPiece[]): void {
 }
 
 /**
+ * String fields the model wrote beside a quote (a cited page's URL and title): on no channel, so judged
+ * and redacted on their own, like Gemini's search queries.
+ */
+function ownTexts(view: EventView, holder: Json, keys: readonly string[]): void {
+  for (const key of keys) {
+    if (typeof holder[key] === "string" && holder[key] !== "") (view.quotes ??= []).push({ channel: "", quote: holder, fields: { start: "", end: "", text: key }, units: URL_CITATION_UNITS, native: "codepoints" });
+  }
+}
+
+/**
+ * A `reasoning.text` item carrying `text`, modelled on the last text item of choice `i` in `template`
+ * (its `index`, which clients group items by, and `format`), so an inserted tail joins its own block.
+ */
+function reasoningDetailLike(template: unknown, i: number, text: string): Json {
+  let like: Json | undefined;
+  for (const raw of isObject(template) ? asArray(template.choices) : []) {
+    if (!isObject(raw) || indexOf(raw, 0) !== i || !isObject(raw.delta)) continue;
+    for (const item of asArray(raw.delta.reasoning_details)) if (isObject(item) && typeof item.text === "string") like = item;
+  }
+  const out: Json = { type: "reasoning.text", text, index: like && typeof like.index === "number" ? like.index : 0 };
+  if (like && typeof like.format === "string") out.format = like.format;
+  return out;
+}
+
+/**
  * OpenAI and Mistral chat-completion chunks: choices[].delta.content (string or text parts) and .refusal;
  * Mistral reasoning models stream `{type:"thinking", thinking:[{type:"text", text}]}` content parts
  * (channel `i:thinking`), which end when the choice's answer text starts or the choice finishes.
@@ -145,6 +170,7 @@ const chatCompletions: StreamFormat = {
         for (const annotation of asArray(delta.annotations)) {
           if (isObject(annotation) && isObject(annotation.url_citation)) {
             (view.quotes ??= []).push({ channel: `${i}:content`, quote: annotation.url_citation, fields: URL_CITATION, units: URL_CITATION_UNITS, native: "codepoints" });
+            ownTexts(view, annotation.url_citation, ["url", "title"]);
           }
         }
       }
@@ -166,7 +192,7 @@ const chatCompletions: StreamFormat = {
       field === "thinking"
         ? { content: [{ type: "thinking", thinking: [{ type: "text", text }] }] }
         : field === "reasoning_details"
-          ? { reasoning_details: [{ type: "reasoning.text", text, index: 0 }] }
+          ? { reasoning_details: [reasoningDetailLike(template.json, Number(index), text)] }
           : { [field]: text };
     base.choices = [{ index: Number(index), delta, finish_reason: null }];
     return { event: template.event, json: base };
@@ -252,7 +278,9 @@ const google: StreamFormat = {
       // Recitation citations point into the candidate's answer text (UTF-8 bytes, no text).
       if (isObject(raw.citationMetadata)) {
         for (const source of asArray(raw.citationMetadata.citationSources)) {
-          if (isObject(source)) (view.quotes ??= []).push({ channel, quote: source, fields: CITATION_SOURCE, units: CITATION_SOURCE_UNITS, native: "utf8" });
+          if (!isObject(source)) continue;
+          (view.quotes ??= []).push({ channel, quote: source, fields: CITATION_SOURCE, units: CITATION_SOURCE_UNITS, native: "utf8" });
+          ownTexts(view, source, ["uri", "title"]);
         }
       }
       // Google Search grounding quotes the candidate's answer text (segment offsets in UTF-8 bytes).

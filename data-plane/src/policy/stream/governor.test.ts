@@ -722,3 +722,82 @@ test("OpenRouter: each signed reasoning_details block is remembered with the tex
   t.is(store.restore("agt_t", "sig-3", redacted(third)), third);
   t.is(store.restore("agt_t", "sig-2", second), undefined);
 });
+
+test("a quote that forces held text out never lets out the start of a value still arriving (Gemini citation source, OpenAI annotation, Cohere citation)", (t) => {
+  const redact = [policy("redact", { piiTypes: ["email"] })];
+  const head = "According to the registry the contact person can be reached by writing to jo.smith@exa";
+  const rest = "mple.com during office hours. ";
+  // Gemini: a citation source on a mid-stream chunk, covering everything so far.
+  const gemini = (text: string, finish?: string, cite?: object) =>
+    `data: ${JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}), ...(cite ? { citationMetadata: { citationSources: [cite] } } : {}) }] })}\r\n\r\n`;
+  const g = run(governor("google", redact), [Buffer.from(gemini(head, undefined, { startIndex: 0, endIndex: Buffer.byteLength(head), uri: "https://r" }) + gemini(rest) + gemini("", "STOP"))]).toString("utf8");
+  t.false(g.includes("jo.smith"), "gemini: no part of the address");
+  t.true(g.includes("[REDACTED:email]"));
+  // OpenAI: an annotation delta before the rest of the content.
+  const oa = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-search-preview", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const o = run(governor("openai", redact), [Buffer.from(oa({ content: head }) + oa({ annotations: [{ type: "url_citation", url_citation: { start_index: 0, end_index: head.length, url: "https://r", title: "r" } }] }) + oa({ content: rest }) + oa({}, "stop") + "data: [DONE]\n\n")]).toString("utf8");
+  t.false(o.includes("jo.smith"), "openai: no part of the address");
+  // Cohere: a citation (with text) ending in the middle of the address.
+  const cited = head.slice(head.indexOf("writing"));
+  let raw = cohereEvent("message-start", { id: "m9", delta: { message: { role: "assistant" } } });
+  raw += cohereEvent("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } });
+  raw += cohereEvent("content-delta", { index: 0, delta: { message: { content: { text: head } } } });
+  raw += cohereEvent("citation-start", { index: 0, delta: { message: { citations: { start: head.indexOf("writing"), end: head.length, text: cited, type: "TEXT_CONTENT", content_index: 0 } } } });
+  raw += cohereEvent("content-delta", { index: 0, delta: { message: { content: { text: rest } } } });
+  raw += cohereEvent("content-end", { index: 0 }) + cohereEvent("message-end", { delta: { finish_reason: "COMPLETE" } });
+  const c = run(governor("cohere", redact), [Buffer.from(raw)]).toString("utf8");
+  t.false(c.includes("jo.smith"), "cohere: no part of the address");
+});
+
+test("a cited page's URL and title are the model's output too: a value in them is redacted, in OpenAI annotations and Gemini citation sources", (t) => {
+  const redact = [policy("redact", { piiTypes: ["email"] })];
+  const text = "The registry lists the contact on its public page, see the link. ";
+  const url = `https://registry.example.org/find?u=${CITED_EMAIL}`;
+  const oa = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-search-preview", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const annotation = { type: "url_citation", url_citation: { start_index: 0, end_index: 12, url, title: `Profile of ${CITED_EMAIL}` } };
+  const o = run(governor("openai", redact), [Buffer.from(oa({ content: text }) + oa({ annotations: [annotation] }) + oa({}, "stop") + "data: [DONE]\n\n")]).toString("utf8");
+  t.false(o.includes("jo.smith"));
+  const cite = parseSse(o).events.filter((e) => e.data.includes("url_citation")).map((e) => (JSON.parse(e.data) as { choices: { delta: { annotations: { url_citation: { url: string; title: string } }[] } }[] }).choices[0]!.delta.annotations[0]!.url_citation)[0]!;
+  t.is(cite.url, "https://registry.example.org/find?u=[REDACTED:email]");
+  t.is(cite.title, "Profile of [REDACTED:email]");
+  const gemini = (part: string, finish?: string, sources?: object[]) =>
+    `data: ${JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: part }] }, ...(finish ? { finishReason: finish } : {}), ...(sources ? { citationMetadata: { citationSources: sources } } : {}) }] })}\r\n\r\n`;
+  const g = run(governor("google", redact), [Buffer.from(gemini(text) + gemini("", "STOP", [{ startIndex: 0, endIndex: 12, uri: url, title: "Registry" }]))]).toString("utf8");
+  t.false(g.includes("jo.smith"));
+  t.true(g.includes("find?u=[REDACTED:email]"));
+  // Nothing private in them: the event passes byte for byte.
+  const clean = oa({ annotations: [{ type: "url_citation", url_citation: { start_index: 0, end_index: 12, url: "https://registry.example.org/", title: "Registry" } }] });
+  t.true(run(governor("openai", redact), [Buffer.from(oa({ content: text }) + clean + oa({}, "stop") + "data: [DONE]\n\n")]).toString("utf8").includes(clean));
+});
+
+test("OpenRouter: a block whose signature comes with its first text is remembered; a held tail leaves in an item of its own block's index", (t) => {
+  const first = `Mail goes to ${CITED_EMAIL} today, as the user asked me to do earlier on.`;
+  const second = `Then write to ${CITED_EMAIL} once more, before the end of this turn.`;
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "g3", object: "chat.completion.chunk", created: 1, model: "anthropic/claude-sonnet-4.5", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const item = (o: object) => ({ type: "reasoning.text", format: "anthropic-claude-v1", ...o });
+  // Block 0 whole in one item with its signature; block 1 (index 1) streamed, then its signature alone.
+  let raw = chunk({ role: "assistant", content: "", reasoning_details: [item({ text: first, signature: "sig-a", index: 0 })] });
+  for (let i = 0; i < second.length; i += 6) raw += chunk({ content: "", reasoning_details: [item({ text: second.slice(i, i + 6), index: 1 })] });
+  raw += chunk({ content: "", reasoning_details: [item({ signature: "sig-b", index: 1 })] }) + chunk({ content: "Sent." }) + chunk({}, "stop") + "data: [DONE]\n\n";
+  const store = new RedactedThinkingStore();
+  const g = createStreamGovernor({ ...governorOptions("openai", [policy("redact", { piiTypes: ["email"] })]), redactedThinking: store.scoped("agt_t") });
+  const out = run(g!, pieces(Buffer.from(raw), 11)).toString("utf8");
+  t.false(out.includes("jo.smith"));
+  // What a client gets when it groups the items by index, as OpenRouter's clients do.
+  const byIndex = new Map<number, { text: string; signature?: string }>();
+  for (const e of parseSse(out).events) {
+    if (e.data === "[DONE]") continue;
+    for (const d of (JSON.parse(e.data) as { choices: { delta: { reasoning_details?: { text?: string; signature?: string; index: number; format?: string }[] } }[] }).choices[0]!.delta.reasoning_details ?? []) {
+      const block = byIndex.get(d.index) ?? { text: "" };
+      block.text += d.text ?? "";
+      if (d.signature) block.signature = d.signature;
+      t.is(d.format, "anthropic-claude-v1", "inserted items keep the block's format");
+      byIndex.set(d.index, block);
+    }
+  }
+  const redacted = (s: string) => s.replace(CITED_EMAIL, "[REDACTED:email]");
+  t.deepEqual(byIndex.get(0), { text: redacted(first), signature: "sig-a" });
+  t.is(byIndex.get(1)?.text, redacted(second), "the held tail of block 1 joins block 1, not block 0");
+  t.is(store.restore("agt_t", "sig-a", redacted(first)), first, "signature and first text in one item: remembered");
+  t.is(store.restore("agt_t", "sig-b", redacted(second)), second);
+});

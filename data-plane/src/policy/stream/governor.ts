@@ -26,6 +26,7 @@ import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type Red
 import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
 import { moveQuote, placeByText, placeQuote, quoteText, withoutRedactedValues, type PlacedQuote } from "../../providers/quotes.js";
+import { growingTailStart } from "./growing-tail.js";
 import { rangeMapper, type RangeMapper } from "../../providers/shift-range.js";
 import { streamFormat, type Quote, type StreamFormat } from "./formats.js";
 import type { ScopedThinking } from "../thinking/index.js";
@@ -238,14 +239,12 @@ class Governor implements StreamGovernor {
       json = undefined;
     }
     const view = this.format.view(block.event, block.data, json);
-    // Endings of reasoning that never came are ignored, so such events pass as they did before.
-    const reasoningEnds = view.endsReasoning?.filter((name) => this.channels.has(name)) ?? [];
+    // Endings of reasoning that never came are ignored, so such events pass as they did before (a
+    // signature that comes with its block's first text ends the channel this event opens).
+    const signature = view.signature;
+    const reasoningEnds = view.endsReasoning?.filter((name) => this.channels.has(name) || (signature?.channel === name && view.pieces.some((p) => p.channel === name))) ?? [];
     const ends = reasoningEnds.length > 0 ? [...view.endsChannels, ...reasoningEnds] : view.endsChannels;
     if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes) return this.emit(block.raw);
-    if (view.signature) {
-      const ch = this.channels.get(view.signature.channel);
-      if (ch) ch.signature = view.signature.value;
-    }
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -255,6 +254,10 @@ class Governor implements StreamGovernor {
       ch.template = { event: block.event, json, eol: block.eol };
       touched.set(p.channel, ch);
     });
+    if (signature) {
+      const ch = this.channels.get(signature.channel);
+      if (ch) ch.signature = signature.value;
+    }
     const ending = new Set<string>(view.endsStream ? [...this.channels.keys()] : ends);
     // Scanning every small delta would scan each character many times: a channel is scanned and
     // releases text once `step` new characters arrived (its held text simply grows until then).
@@ -523,7 +526,9 @@ class Governor implements StreamGovernor {
     const R = ch.released;
     const spans = this.spans(ch).filter((s) => s.end > R);
     let end = final ? n : Math.max(R, n - this.windowChars);
-    if (atLeast !== undefined) end = Math.max(end, Math.min(atLeast, n));
+    // A quote may force text out before its window has passed, but never the start of a value that may
+    // still be growing at the end of the text (growing-tail.ts); the quote is then cut where the release ends.
+    if (atLeast !== undefined) end = Math.max(end, Math.min(atLeast, final ? n : growingTailStart(ch.text, R)));
     for (const s of spans) {
       if (!final && s.end >= n) end = Math.min(end, Math.max(R, s.start)); // may still grow: hold it whole
       else if (s.start < end && end < s.end) end = Math.max(R, s.start); // never cut a span

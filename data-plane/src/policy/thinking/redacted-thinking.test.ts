@@ -2,10 +2,11 @@
 // and the text the client was given; bounded by entries and characters (oldest first) and by age; kept
 // sealed in a file across restarts.
 import test, { type ExecutionContext } from "ava";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RedactedThinkingStore } from "./redacted-thinking.js";
+import { ThinkingLog } from "./thinking-log.js";
 
 test("restores the original for the signature and the redacted text only", (t) => {
   const store = new RedactedThinkingStore();
@@ -144,6 +145,161 @@ test("a write that fails is reported and the block is still kept in memory", (t)
     t.is(errors.length, 1);
     t.is(store.restore("agt_a", "s", "r"), "o");
     store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// --- a file that cannot be used: memory only, reported once ---
+
+test("a thinking directory that cannot be created does not stop the store: one error, then memory only", (t) => {
+  const base = tempDir();
+  try {
+    const notADir = join(base, "file");
+    writeFileSync(notADir, "");
+    const errors: unknown[] = [];
+    const store = new RedactedThinkingStore(LIMITS, Date.now, { dir: join(notADir, "thinking"), onError: (e) => errors.push(e) }); // mkdir: ENOTDIR
+    t.is(errors.length, 1);
+    t.is((errors[0] as NodeJS.ErrnoException).code, "ENOTDIR");
+    store.remember("agt_a", "s1", "r1", "o1");
+    store.remember("agt_a", "s2", "r2", "o2");
+    t.is(store.restore("agt_a", "s1", "r1"), "o1");
+    t.is(store.restore("agt_a", "s2", "r2"), "o2");
+    t.is(errors.length, 1, "reported once");
+    store.close();
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("after a failed append the file is no longer used: later blocks stay in memory, the file is not touched again", (t) => {
+  const dir = tempDir();
+  try {
+    const errors: unknown[] = [];
+    const store = new RedactedThinkingStore(LIMITS, Date.now, { dir, onError: (e) => errors.push(e) });
+    const file = join(dir, "blocks.log");
+    rmSync(file);
+    mkdirSync(file); // the next append cannot open the file (EISDIR)
+    store.remember("agt_a", "s1", "r1", "o1");
+    t.is(errors.length, 1);
+    rmSync(file, { recursive: true });
+    writeFileSync(file, ""); // usable again: still not written to
+    for (let i = 2; i < 10; i++) store.remember("agt_a", `s${i}`, `r${i}`, `o${i}`);
+    t.is(statSync(file).size, 0, "memory only for the rest of the process");
+    t.is(errors.length, 1, "reported once");
+    for (let i = 1; i < 10; i++) t.is(store.restore("agt_a", `s${i}`, `r${i}`), `o${i}`);
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("after a failed rewrite the file is no longer used: no retry on every block, the file does not grow", (t) => {
+  const dir = tempDir();
+  try {
+    const errors: unknown[] = [];
+    const store = new RedactedThinkingStore({ maxEntries: 2, maxChars: 10_000_000, ttlMs: 60_000 }, Date.now, { dir, onError: (e) => errors.push(e) });
+    mkdirSync(join(dir, "blocks.log.tmp")); // squats the temporary file: every rewrite fails
+    const big = "z".repeat(100_000);
+    for (let i = 0; i < 60; i++) store.remember("agt_a", `s${i}`, `r${i}`, `${big}${i}`);
+    t.is(errors.length, 1, "one failed rewrite, reported once");
+    t.true(statSync(join(dir, "blocks.log")).size < 2 * 1024 * 1024, `file size ${statSync(join(dir, "blocks.log")).size}`);
+    t.is(store.restore("agt_a", "s59", "r59"), `${big}59`);
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the bytes a file holds are counted from what is read at start-up, dead records included", (t) => {
+  const dir = tempDir();
+  try {
+    const s1 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    s1.remember("agt_a", "s", "r", "o");
+    s1.close();
+    const l = fileOf(dir);
+    writeFileSync(join(dir, "blocks.log"), l.repeat(Math.ceil((2 * 1024 * 1024) / l.length))); // 2 MiB of one block
+    const log = new ThinkingLog(dir);
+    t.is(log.read().length, Math.ceil((2 * 1024 * 1024) / l.length));
+    t.true(log.wantsRewrite(l.length), "the file holds far more than the one live record");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a rewrite that fails after creating its temporary file removes it", (t) => {
+  const dir = tempDir();
+  try {
+    const log = new ThinkingLog(dir);
+    mkdirSync(join(dir, "blocks.log", "squatter"), { recursive: true }); // the rename over it fails (EISDIR)
+    t.throws(() => log.rewrite([{ index: "i", expiresAt: Date.now() + 60_000, chars: 2, sealed: Buffer.alloc(40) }]));
+    t.false(existsSync(join(dir, "blocks.log.tmp")));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a stale temporary file is not reused: the rewritten file is created afresh, 0600", (t) => {
+  const dir = tempDir();
+  try {
+    writeFileSync(join(dir, "blocks.log.tmp"), "stale\n", { mode: 0o644 });
+    const store = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    t.is(statSync(join(dir, "blocks.log")).mode & 0o777, 0o600);
+    t.false(fileOf(dir).includes("stale"));
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("records with counts that are not safe non-negative integers, or too short to be sealed, are skipped", (t) => {
+  const dir = tempDir();
+  try {
+    const s1 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    s1.remember("agt_a", "s", "r", "o");
+    s1.close();
+    const good = JSON.parse(fileOf(dir).trim()) as { k: string; x: number; n: number; d: string };
+    const bad = [
+      { n: -5 },
+      { n: 1.5 },
+      { x: 1e300 },
+      { x: 2 ** 53 },
+      { x: -1 },
+      { d: Buffer.alloc(27).toString("base64") },
+      { d: "" },
+    ].map((change, i) => JSON.stringify({ ...good, k: `bad-${i}`, ...change }));
+    writeFileSync(join(dir, "blocks.log"), [...bad, JSON.stringify(good)].join("\n") + "\n");
+    const s2 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    t.is(s2.size, 1);
+    t.is(s2.restore("agt_a", "s", "r"), "o");
+    t.is(fileOf(dir).trim().split("\n").length, 1);
+    s2.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a block sealed with the sidecar's secret opens only with that secret", (t) => {
+  const dir = tempDir();
+  const a = Buffer.from("svc_ingest_" + "a".repeat(32));
+  const b = Buffer.from("svc_ingest_" + "b".repeat(32));
+  try {
+    const s1 = new RedactedThinkingStore(LIMITS, Date.now, { dir, secret: a, ...noError(t) });
+    s1.remember("agt_a", "sig", "mail [REDACTED:email]", "mail jo@example.com");
+    t.is(s1.restore("agt_a", "sig", "mail [REDACTED:email]"), "mail jo@example.com");
+    s1.close();
+
+    const other = new RedactedThinkingStore(LIMITS, Date.now, { dir, secret: b, ...noError(t) });
+    t.is(other.size, 1);
+    t.is(other.restore("agt_a", "sig", "mail [REDACTED:email]"), undefined, "another secret (a rotated key)");
+    other.close();
+    const none = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    t.is(none.restore("agt_a", "sig", "mail [REDACTED:email]"), undefined, "no secret: the file and the conversation alone");
+    none.close();
+
+    const same = new RedactedThinkingStore(LIMITS, Date.now, { dir, secret: a, ...noError(t) });
+    t.is(same.restore("agt_a", "sig", "mail [REDACTED:email]"), "mail jo@example.com");
+    same.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

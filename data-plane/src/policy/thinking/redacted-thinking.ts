@@ -10,10 +10,18 @@
 // gets its original back. Bounded (entries, characters, age; oldest first): after an eviction the block
 // goes on as the client sent it and the provider refuses it, as it would without the sidecar's help.
 //
-// Originals are kept sealed (sealed-original.ts: a key derived from the signature, the redacted text as
-// authenticated data), in memory and, with a directory, in an append-only file (thinking-log.ts), so a
-// sidecar restart does not break the agents' tool loops; neither holds a value in clear.
-import { blockIndex, openOriginal, sealOriginal } from "./sealed-original.js";
+// Originals are kept sealed (sealed-original.ts: a key derived from the signature, the agent id and the
+// sidecar's secret, the redacted text as authenticated data), in memory and, with a directory, in an
+// append-only file (thinking-log.ts), so a sidecar restart does not break the agents' tool loops; neither
+// holds a value in clear. The sidecar passes its SIDECAR_KEY as the secret: after a rotation of that key
+// the blocks kept before it no longer open (they go to the provider as the client sent them).
+//
+// The file is a convenience, never a condition: a directory or file that cannot be created, read or
+// rewritten at start-up, and any failed append or rewrite later, is reported once (onError) and the store
+// goes on in memory only for the rest of the process (the file is no longer touched; what it held stays
+// for the next start). Appends and rewrites are not synced: a power loss can lose the last blocks, which
+// then go to the provider as the client sent them.
+import { blockIndex, openOriginal, sealOriginal, thinkingSalt } from "./sealed-original.js";
 import { ThinkingLog, type SealedRecord } from "./thinking-log.js";
 
 export interface RedactedThinkingLimits {
@@ -37,30 +45,53 @@ export interface ScopedThinking {
   restore(signature: string, text: string): string | undefined;
 }
 
-export interface RedactedThinkingPersistence {
-  /** Directory of the block file (created 0700; the file 0600). */
-  dir: string;
-  /** A failed write or rewrite: the store goes on in memory (the block may not survive a restart). */
-  onError(e: unknown): void;
+export interface RedactedThinkingOptions {
+  /** Directory of the block file (created 0700; the file 0600). Without it the store is in memory only. */
+  dir?: string;
+  /**
+   * The file could not be used (created, read, appended to or rewritten): called once, the store goes on
+   * in memory only (blocks remembered from then on do not survive a restart).
+   */
+  onError?(e: unknown): void;
+  /**
+   * The sidecar's own secret (its SIDECAR_KEY), mixed into every block's key: the file and a client's
+   * conversation alone do not open a block. Another secret opens nothing sealed under this one. Without
+   * it, a constant.
+   */
+  secret?: Buffer;
 }
+
+/** @deprecated The options as they were named when they held the file only. */
+export type RedactedThinkingPersistence = RedactedThinkingOptions;
 
 export class RedactedThinkingStore {
   /** By blockIndex, oldest first. */
   private readonly entries = new Map<string, SealedRecord>();
   private chars = 0;
+  /** Bytes of the live records' lines in the file. */
   private bytes = 0;
-  private readonly log: ThinkingLog | undefined;
+  /** The block file, until it fails once (then memory only). */
+  private log: ThinkingLog | undefined;
+  private readonly salt: Buffer;
 
   constructor(
     private readonly limits: RedactedThinkingLimits = DEFAULT_REDACTED_THINKING_LIMITS,
     private readonly now: () => number = Date.now,
-    private readonly persistence?: RedactedThinkingPersistence,
+    private readonly options: RedactedThinkingOptions = {},
   ) {
-    if (!persistence) return;
-    this.log = new ThinkingLog(persistence.dir);
+    this.salt = thinkingSalt(options.secret);
+    if (options.dir === undefined) return;
+    let records: SealedRecord[];
+    try {
+      this.log = new ThinkingLog(options.dir);
+      records = this.log.read();
+    } catch (e) {
+      this.fileFailed(e); // the sidecar starts all the same, in memory only
+      return;
+    }
     // The file's live blocks come back (a later record of a block replaces an earlier one), within the
     // limits; the file is rewritten with just those.
-    for (const r of this.log.read()) {
+    for (const r of records) {
       this.drop(r.index);
       if (r.expiresAt > this.now() && r.chars <= this.limits.maxChars) this.add(r);
     }
@@ -87,12 +118,12 @@ export class RedactedThinkingStore {
     if (chars > this.limits.maxChars) return;
     const index = blockIndex(scope, signature);
     this.drop(index);
-    const record: SealedRecord = { index, expiresAt: this.now() + this.limits.ttlMs, chars, sealed: sealOriginal(scope, signature, redacted, original) };
+    const record: SealedRecord = { index, expiresAt: this.now() + this.limits.ttlMs, chars, sealed: sealOriginal(scope, signature, redacted, original, this.salt) };
     if (this.log) {
       try {
         this.log.append(record);
       } catch (e) {
-        this.persistence!.onError(e);
+        this.fileFailed(e);
       }
     }
     this.add(record);
@@ -109,11 +140,15 @@ export class RedactedThinkingStore {
       this.drop(index);
       return undefined;
     }
-    return openOriginal(scope, signature, text, entry.sealed);
+    return openOriginal(scope, signature, text, entry.sealed, this.salt);
   }
 
   close(): void {
-    this.log?.close();
+    try {
+      this.log?.close();
+    } catch {
+      // nothing more is written
+    }
   }
 
   private add(r: SealedRecord): void {
@@ -137,8 +172,20 @@ export class RedactedThinkingStore {
       this.bytes = 0;
       for (const r of this.entries.values()) this.bytes += r.bytes ?? 0;
     } catch (e) {
-      this.persistence!.onError(e);
+      this.fileFailed(e);
     }
+  }
+
+  /** The file failed: reported, and not used again by this process (memory only). */
+  private fileFailed(e: unknown): void {
+    const log = this.log;
+    this.log = undefined;
+    try {
+      log?.close();
+    } catch {
+      // it is dropped anyway
+    }
+    this.options.onError?.(e);
   }
 
   private drop(index: string): void {

@@ -1,12 +1,17 @@
 // The sealed originals of redacted thinking blocks on disk (`<DATA_DIR>/sidecar/thinking/blocks.log`), so
 // that a block the agent sends back after a sidecar restart is still restored. One JSON line per block
-// remembered, appended with one write(2) (a crash of the process cannot lose it; a crash of the machine
-// can lose the last ones, which then reach the provider as the client sent them). Nothing is deleted in
-// place: at start-up, and whenever the file holds more than twice what is live, it is rewritten with the
-// live blocks only (a temporary file renamed over it). A torn or damaged line is skipped.
+// remembered, appended with write(2) and not synced: a crash of the process cannot lose it, a power loss
+// (or a machine crash) can lose the last ones, which then reach the provider as the client sent them (the
+// provider refuses them, as it would without the sidecar's help). Nothing is deleted in place: at
+// start-up, and whenever the file holds more than twice what is live (plus 1 MiB), it is rewritten with
+// the live blocks only: a temporary file created afresh (0600), written, renamed over it. That rewrite is
+// not synced either (an fsync of the whole live set, tens of MB at the default limits, would stall the
+// event loop for about as long as the writing itself); a power loss just after it can lose the file's
+// blocks, with the same outcome. A torn or damaged line is skipped.
 // The lines hold sealed originals only (sealed-original.ts): no text is on disk in clear.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { MIN_SEALED_BYTES } from "./sealed-original.js";
 
 export interface SealedRecord {
   /** blockIndex(scope, signature). */
@@ -22,23 +27,37 @@ export interface SealedRecord {
 /** Rewrite when the file exceeds twice the live bytes plus this much. */
 const REWRITE_SLACK_BYTES = 1024 * 1024;
 
+/**
+ * The record's line: what JSON.stringify({ k, x, n, d }) gives, built by hand because JSON.stringify scans
+ * every character of the long base64 text for escapes (most of a rewrite's time); base64 needs none.
+ */
 function line(r: SealedRecord): string {
-  return `${JSON.stringify({ k: r.index, x: r.expiresAt, n: r.chars, d: r.sealed.toString("base64") })}\n`;
+  return `{"k":${JSON.stringify(r.index)},"x":${JSON.stringify(r.expiresAt)},"n":${JSON.stringify(r.chars)},"d":"${r.sealed.toString("base64")}"}\n`;
 }
+
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
 function parse(text: string): SealedRecord | undefined {
   try {
     const v = JSON.parse(text) as { k?: unknown; x?: unknown; n?: unknown; d?: unknown };
-    if (typeof v.k !== "string" || typeof v.x !== "number" || typeof v.n !== "number" || typeof v.d !== "string") return undefined;
-    return { index: v.k, expiresAt: v.x, chars: v.n, sealed: Buffer.from(v.d, "base64") };
+    if (typeof v.k !== "string" || !isCount(v.x) || !isCount(v.n) || typeof v.d !== "string") return undefined;
+    const sealed = Buffer.from(v.d, "base64");
+    if (sealed.length < MIN_SEALED_BYTES) return undefined; // not even iv ‖ tag
+    return { index: v.k, expiresAt: v.x, chars: v.n, sealed };
   } catch {
     return undefined;
   }
 }
 
+function writeAll(fd: number, b: Buffer): void {
+  let off = 0;
+  while (off < b.length) off += writeSync(fd, b, off, b.length - off);
+}
+
 export class ThinkingLog {
   private readonly file: string;
   private fd: number | undefined;
+  /** Bytes the file holds, live records or not. */
   private bytes = 0;
 
   constructor(dir: string) {
@@ -48,15 +67,16 @@ export class ThinkingLog {
 
   /** The records of the file, in the order they were written (a later record of an index replaces an earlier one). */
   read(): SealedRecord[] {
-    let text: string;
+    let data: Buffer;
     try {
-      text = readFileSync(this.file, "utf8");
+      data = readFileSync(this.file);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw e;
     }
+    this.bytes = data.length; // what the file holds, whatever the lines
     const out: SealedRecord[] = [];
-    for (const l of text.split("\n")) {
+    for (const l of data.toString("utf8").split("\n")) {
       if (l === "") continue;
       const r = parse(l);
       if (r) out.push({ ...r, bytes: Buffer.byteLength(l, "utf8") + 1 });
@@ -64,14 +84,13 @@ export class ThinkingLog {
     return out;
   }
 
-  /** Appends the record (one write(2)); its `bytes` are set. */
+  /** Appends the record; its `bytes` are set. */
   append(r: SealedRecord): void {
-    const bytes = Buffer.from(line(r), "utf8");
+    const b = Buffer.from(line(r), "utf8");
     this.fd ??= openSync(this.file, "a", 0o600);
-    let off = 0;
-    while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
-    this.bytes += bytes.length;
-    r.bytes = bytes.length;
+    writeAll(this.fd, b);
+    this.bytes += b.length;
+    r.bytes = b.length;
   }
 
   /** Whether the file holds much more than `liveBytes` worth of records. */
@@ -79,25 +98,42 @@ export class ThinkingLog {
     return this.bytes > 2 * liveBytes + REWRITE_SLACK_BYTES;
   }
 
-  /** Replaces the file with these records (written to a temporary file, synced, renamed over it). */
+  /**
+   * Replaces the file with these records: written to a temporary file created afresh (0600), renamed over
+   * it. On a failure the temporary file is removed and the error thrown; the file is left as it was.
+   */
   rewrite(records: Iterable<SealedRecord>): void {
     this.close();
     const tmp = `${this.file}.tmp`;
-    const fd = openSync(tmp, "w", 0o600);
+    rmSync(tmp, { force: true }); // a stale one (an earlier crash): not reused, whatever its owner and mode
+    const fd = openSync(tmp, "wx", 0o600);
+    let open = true;
     let bytes = 0;
     try {
       for (const r of records) {
         const b = Buffer.from(line(r), "utf8");
-        let off = 0;
-        while (off < b.length) off += writeSync(fd, b, off, b.length - off);
+        writeAll(fd, b);
         bytes += b.length;
         r.bytes = b.length;
       }
-      fsyncSync(fd);
-    } finally {
+      open = false;
       closeSync(fd);
+      renameSync(tmp, this.file);
+    } catch (e) {
+      if (open) {
+        try {
+          closeSync(fd);
+        } catch {
+          // already unusable
+        }
+      }
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        // the error that stopped the rewrite is the one to report
+      }
+      throw e;
     }
-    renameSync(tmp, this.file);
     this.bytes = bytes;
   }
 

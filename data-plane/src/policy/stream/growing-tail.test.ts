@@ -1,0 +1,26 @@
+// The run at the end of a stream's text that may still grow into a value: a quote's forced release stops before it.
+import test from "ava";
+import { growingTailStart } from "./growing-tail.js";
+
+const held = (text: string, floor = 0) => text.slice(growingTailStart(text, floor));
+
+test("the start of an address, a key, a URL or a number group at the end is held; prose that ended is not", (t) => {
+  t.is(held("writing to jo.smith@exa"), "jo.smith@exa");
+  t.is(held("the key is sk-proj-Ab3"), "sk-proj-Ab3");
+  t.is(held("see https://example.org/find?u=jo"), "https://example.org/find?u=jo");
+  t.is(held("the SSN is 536 22 87"), "536 22 87");
+  t.is(held("the SSN is 536 22 "), "536 22 ", "a separator after a digit: the next group may follow");
+  t.is(held("call +1 (555) 123-45"), "+1 (555) 123-45");
+  t.is(held("card 4111 1111 1111 11"), "4111 1111 1111 11");
+  t.is(held("IBAN DE89 3704 0044"), "DE89 3704 0044");
+  t.is(held("Zürich Büro"), "Büro");
+  t.is(held("during office hours. "), "", "a sentence that ended");
+  t.is(held("([example.com](https://example.com/?utm_source=openai))"), "", "a closed link");
+  t.is(held("([example.com](https://example.com/?utm_source=openai))."), ".");
+  t.is(held(""), "");
+});
+
+test("never below the floor (what was released already)", (t) => {
+  t.is(growingTailStart("jo.smith@exa", 5), 5);
+  t.is(growingTailStart("abc def", 7), 7);
+});
