@@ -1,2 +1,2 @@
 export { governedOutputText } from "./output-text.js";
-export { DEFAULT_REDACTED_THINKING_LIMITS, RedactedThinkingStore, type RedactedThinkingLimits, type RedactedThinkingOptions, type RedactedThinkingPersistence, type ScopedThinking } from "./redacted-thinking.js";
+export { DEFAULT_REDACTED_THINKING_LIMITS, RedactedThinkingStore, type RedactedThinkingLimits, type RedactedThinkingOptions, type ScopedThinking } from "./redacted-thinking.js";

@@ -61,9 +61,6 @@ export interface RedactedThinkingOptions {
   secret?: Buffer;
 }
 
-/** @deprecated The options as they were named when they held the file only. */
-export type RedactedThinkingPersistence = RedactedThinkingOptions;
-
 export class RedactedThinkingStore {
   /** By blockIndex, oldest first. */
   private readonly entries = new Map<string, SealedRecord>();
