@@ -59,6 +59,11 @@ const tempDir = () => mkdtempSync(join(tmpdir(), "agentgov-thinking-"));
 const noError = (t: ExecutionContext) => ({ onError: (e: unknown) => t.fail(String(e)) });
 const LIMITS = { maxEntries: 100, maxChars: 10_000, ttlMs: 60_000 };
 const fileOf = (dir: string) => readFileSync(join(dir, "blocks.log"), "utf8");
+const turn = () => new Promise<void>((r) => setImmediate(r));
+/** Turns of the event loop until no rewrite is under way (its temporary file is gone). */
+async function settled(dir: string): Promise<void> {
+  for (let i = 0; i < 1000 && existsSync(join(dir, "blocks.log.tmp")); i++) await turn();
+}
 
 test("a block remembered before a restart is restored after it; the file holds no text, value or signature in clear", (t) => {
   const dir = tempDir();
@@ -109,7 +114,7 @@ test("after a restart, expired blocks and blocks past the limits do not come bac
   }
 });
 
-test("a torn or damaged line is skipped; the file is rewritten when it holds much more than is live", (t) => {
+test("a torn or damaged line is skipped; the file is rewritten when it holds much more than is live", async (t) => {
   const dir = tempDir();
   try {
     const s1 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
@@ -125,7 +130,11 @@ test("a torn or damaged line is skipped; the file is rewritten when it holds muc
 
     // One block remembered over and over: the file stays bounded (about twice the live bytes plus 1 MiB).
     const big = "x".repeat(2_000);
-    for (let i = 0; i < 2_000; i++) s2.remember("agt_a", "same", `${big}${i}`, `${big}-${i}`);
+    for (let i = 0; i < 2_000; i++) {
+      s2.remember("agt_a", "same", `${big}${i}`, `${big}-${i}`);
+      if (i % 10 === 0) await turn(); // the proxy's other work: a rewrite goes on a slice per turn
+    }
+    await settled(dir);
     t.true(statSync(file).size < 2 * 1024 * 1024, `file size ${statSync(file).size}`);
     t.is(s2.restore("agt_a", "same", `${big}1999`), `${big}-1999`);
     s2.close();
@@ -300,6 +309,57 @@ test("a block sealed with the sidecar's secret opens only with that secret", (t)
     const same = new RedactedThinkingStore(LIMITS, Date.now, { dir, secret: a, ...noError(t) });
     t.is(same.restore("agt_a", "sig", "mail [REDACTED:email]"), "mail jo@example.com");
     same.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("while the proxy runs a rewrite goes a slice at a time; blocks remembered meanwhile are in the new file", async (t) => {
+  const dir = tempDir();
+  try {
+    const limits = { maxEntries: 1000, maxChars: 50_000_000, ttlMs: 60_000 };
+    const store = new RedactedThinkingStore(limits, Date.now, { dir, ...noError(t) });
+    const big = (i: number) => `${"y".repeat(40_000)}${i}`;
+    for (let i = 0; i < 40; i++) store.remember("agt_a", `b${i}`, `r${i}`, big(i)); // ~2 MiB live
+    const tmp = join(dir, "blocks.log.tmp");
+    let n = 0;
+    while (!existsSync(tmp) && n < 500) store.remember("agt_a", "b0", `r0-${n}`, big(++n)); // dead records pile up
+    t.true(existsSync(tmp), "a rewrite started");
+    const before = statSync(join(dir, "blocks.log")).size;
+    t.true(before > 4 * 1024 * 1024, "the remember that started it did not write it all at once");
+    store.remember("agt_a", "during", "r-during", "o-during");
+    await settled(dir);
+    t.false(existsSync(tmp));
+    const after = statSync(join(dir, "blocks.log")).size;
+    t.true(after < before / 2, `rewritten: ${before} -> ${after} bytes`);
+    store.close();
+    const again = new RedactedThinkingStore(limits, Date.now, { dir, ...noError(t) });
+    t.is(again.restore("agt_a", "during", "r-during"), "o-during", "remembered during the rewrite");
+    t.is(again.restore("agt_a", "b0", `r0-${n - 1}`), big(n));
+    t.is(again.restore("agt_a", "b7", "r7"), big(7));
+    again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a rewrite a crash interrupted after it was complete, before it replaced the file, is taken at the next start", (t) => {
+  const dir = tempDir();
+  try {
+    const s1 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    s1.remember("agt_a", "old", "r-old", "o-old");
+    s1.close();
+    const oldLines = fileOf(dir);
+    const s2 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    s2.remember("agt_a", "new", "r-new", "o-new");
+    s2.close();
+    // The state a crash leaves between "complete under its fresh name" and "in the file's place".
+    writeFileSync(join(dir, "blocks.log.new"), fileOf(dir));
+    writeFileSync(join(dir, "blocks.log"), oldLines);
+    const s3 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    t.is(s3.restore("agt_a", "new", "r-new"), "o-new", "the newer, complete file");
+    t.false(existsSync(join(dir, "blocks.log.new")));
+    s3.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -45,6 +45,9 @@ export interface ScopedThinking {
   restore(signature: string, text: string): string | undefined;
 }
 
+/** Bytes of the block file a rewrite writes per turn of the event loop (well under a millisecond). */
+const REWRITE_SLICE_BYTES = 256 * 1024;
+
 export interface RedactedThinkingOptions {
   /** Directory of the block file (created 0700; the file 0600). Without it the store is in memory only. */
   dir?: string;
@@ -70,6 +73,8 @@ export class RedactedThinkingStore {
   /** The block file, until it fails once (then memory only). */
   private log: ThinkingLog | undefined;
   private readonly salt: Buffer;
+  /** The next slice of a rewrite under way. */
+  private slice: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly limits: RedactedThinkingLimits = DEFAULT_REDACTED_THINKING_LIMITS,
@@ -125,7 +130,7 @@ export class RedactedThinkingStore {
     }
     this.add(record);
     this.trim();
-    if (this.log?.wantsRewrite(this.bytes)) this.rewrite();
+    if (this.log && !this.log.rewriting && this.log.wantsRewrite(this.bytes)) this.rewriteInSlices();
   }
 
   /** The original text of a block `scope` sent back with this signature and the redacted text, else undefined. */
@@ -141,7 +146,10 @@ export class RedactedThinkingStore {
   }
 
   close(): void {
+    if (this.slice) clearImmediate(this.slice);
+    this.slice = undefined;
     try {
+      this.log?.abortRewrite();
       this.log?.close();
     } catch {
       // nothing more is written
@@ -162,6 +170,38 @@ export class RedactedThinkingStore {
     }
   }
 
+  /**
+   * The rewrite while the proxy runs: REWRITE_SLICE_BYTES per turn of the event loop (a rewrite at the
+   * limits, ~40 MB, held the loop for 70–90 ms in one piece), what is live when it starts; blocks
+   * remembered meanwhile follow them.
+   */
+  private rewriteInSlices(): void {
+    const log = this.log;
+    if (!log) return;
+    const step = () => {
+      this.slice = undefined;
+      if (this.log !== log) return; // the file failed or the store closed meanwhile
+      try {
+        if (!log.rewriteStep(REWRITE_SLICE_BYTES)) {
+          this.slice = setImmediate(step);
+          return;
+        }
+        log.finishRewrite();
+        this.bytes = 0;
+        for (const r of this.entries.values()) this.bytes += r.bytes ?? 0;
+      } catch (e) {
+        this.fileFailed(e);
+      }
+    };
+    try {
+      log.startRewrite([...this.entries.values()]);
+    } catch (e) {
+      this.fileFailed(e);
+      return;
+    }
+    this.slice = setImmediate(step);
+  }
+
   private rewrite(): void {
     if (!this.log) return;
     try {
@@ -177,7 +217,10 @@ export class RedactedThinkingStore {
   private fileFailed(e: unknown): void {
     const log = this.log;
     this.log = undefined;
+    if (this.slice) clearImmediate(this.slice);
+    this.slice = undefined;
     try {
+      log?.abortRewrite();
       log?.close();
     } catch {
       // it is dropped anyway
