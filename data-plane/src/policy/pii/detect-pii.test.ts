@@ -45,6 +45,8 @@ const positives: readonly [PiiType, string, string][] = [
   ["api_key", "glpat-4Rk9Lm2Qx7Vb1Tz8Wn3Y", "glpat-4Rk9Lm2Qx7Vb1Tz8Wn3Y"],
   ["api_key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"],
   ["api_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK==\n-----END RSA PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK==\n-----END RSA PRIVATE KEY-----"],
+  // cut before its END line (max_tokens, or a stream still arriving): to the end of the text
+  ["api_key", "key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQ", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQ"],
   ["date_of_birth", "DOB: 03/14/1985", "03/14/1985"],
   ["date_of_birth", "born on July 4, 1990 in Ohio", "July 4, 1990"],
   ["date_of_birth", "Geburtsdatum 12.08.1979", "12.08.1979"],

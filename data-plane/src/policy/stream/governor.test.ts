@@ -749,6 +749,19 @@ test("a quote that forces held text out never lets out the start of a value stil
   t.false(c.includes("jo.smith"), "cohere: no part of the address");
 });
 
+test("a PEM private key streamed a few characters at a time never leaves, with or without its END line", (t) => {
+  const key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naFDrBz9vFqU4yQ4N0ZcK0lhz0C0uUuB3n0LzWq0t6kWcM0n5tE2LxJ9Ry1l9+K2b\n";
+  const gem = (text: string, finish?: string) => `data: ${JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, ...(finish ? { finishReason: finish } : {}) }] })}\r\n\r\n`;
+  for (const [label, body] of [["complete", `Here is the key:\n${key}-----END RSA PRIVATE KEY-----\nKeep it safe.`], ["cut by max_tokens", `Here is the key:\n${key}aFDrBz9vFq`]] as const) {
+    let raw = "";
+    for (let i = 0; i < body.length; i += 10) raw += gem(body.slice(i, i + 10));
+    const out = run(governor("google", [policy("redact", { piiTypes: ["api_key"] })]), [Buffer.from(raw + gem("", "MAX_TOKENS"))]).toString("utf8");
+    const text = parseSse(out).events.flatMap((e) => (JSON.parse(e.data) as { candidates: { content?: { parts: { text?: string }[] } }[] }).candidates[0]!.content?.parts.map((p) => p.text ?? "") ?? []).join("");
+    t.false(text.includes("MIIEow") || text.includes("aFDrBz9"), `${label}: ${text}`);
+    t.true(text.startsWith("Here is the key:\n[REDACTED:api_key]"), label);
+  }
+});
+
 test("a cited page's URL and title are the model's output too: a value in them is redacted, in OpenAI annotations and Gemini citation sources", (t) => {
   const redact = [policy("redact", { piiTypes: ["email"] })];
   const text = "The registry lists the contact on its public page, see the link. ";

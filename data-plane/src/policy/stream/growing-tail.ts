@@ -3,15 +3,18 @@
 // release must not let out the first part of a value whose rest has not arrived ("jo.smith@exa" before
 // "mple.com"), which no detector recognises yet. So a forced release stops before the trailing run of
 // characters that can belong to a value: letters, digits and the punctuation of addresses, URLs and
-// keys, across short separators between groups of digits ("536 22 87", "+1 (555) 123-45", "DE89 3704").
+// keys, across short separators between groups of a value ("536 22 87", "+1 (555) 123-45", "GB82 WEST 12",
+// "March 3, 19").
 // Hand-written: no library decides this, and it runs only when a quote forces a release.
 
 /** Letters, digits and the punctuation values are written with (e-mail, URL, key, IBAN, phone). */
 const VALUE_CHAR = /[\p{L}\p{N}._%+\-@:/#=&?~'*$!]/u;
 /** Separators between groups of a value (card, phone, SSN, IBAN), at most this long. */
-const SEPARATOR = /[ ()./-]/;
+const SEPARATOR = /[ ()./,-]/;
 const MAX_SEPARATOR = 2;
 const DIGIT = /\p{N}/u;
+const ALNUM = /[\p{L}\p{N}]/u;
+const UPPER = /\p{Lu}/u;
 
 /**
  * The start of the run at the end of `text` that may still grow into a value (text.length when the
@@ -25,15 +28,25 @@ export function growingTailStart(text: string, floor: number): number {
       i--;
       continue;
     }
-    // A short separator continues the run when it joins two groups of digits.
+    // A short separator continues the run when it joins two groups of a value, one of them with a digit
+    // at the join ("536 22 87", "GB82 WEST 1234", "March 3, 1990", "3 March"), or ends the text after a
+    // digit or a capital, unless it closes a sentence or a link (the next group may follow: "536 22 " +
+    // "8726", "GB82 WEST " + "1234"; a word and a space, "jo@example.com ", is complete).
     let j = i;
     while (j > floor && i - j < MAX_SEPARATOR && SEPARATOR.test(text[j - 1]!)) j--;
     if (j === i || j === floor) break;
     const before = text[j - 1]!;
     const after = text[i];
-    // At the very end, a separator after a digit may be followed by the next group ("536 22 " + "8726").
-    const joins = DIGIT.test(before) && (after === undefined || DIGIT.test(after));
-    if (!joins) break;
+    const run = text.slice(j, i);
+    const joins =
+      ALNUM.test(before) &&
+      (after === undefined
+        ? (DIGIT.test(before) || UPPER.test(before)) && !run.includes(".") && (!run.includes(")") || DIGIT.test(before)) // a group ended, not a word, a sentence or a link
+        : ALNUM.test(after) && (DIGIT.test(before) || DIGIT.test(after)));
+    if (!joins) {
+      if (text[i - 1] === "(" && after !== undefined && DIGIT.test(after)) i--; // a phone's "(415"
+      break;
+    }
     i = j;
   }
   return Math.max(i, floor);

@@ -364,3 +364,18 @@ test("a rewrite a crash interrupted after it was complete, before it replaced th
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("after close the file is not written any more", (t) => {
+  const dir = tempDir();
+  try {
+    const store = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+    store.remember("agt_a", "s1", "r1", "o1");
+    store.close();
+    const size = statSync(join(dir, "blocks.log")).size;
+    store.remember("agt_a", "s2", "r2", "o2");
+    t.is(statSync(join(dir, "blocks.log")).size, size);
+    t.is(store.restore("agt_a", "s2", "r2"), "o2", "kept in memory");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -145,12 +145,15 @@ export class RedactedThinkingStore {
     return openOriginal(scope, signature, text, entry.sealed, this.salt);
   }
 
+  /** Stops using the file (a rewrite under way is abandoned); the store goes on in memory. */
   close(): void {
     if (this.slice) clearImmediate(this.slice);
     this.slice = undefined;
+    const log = this.log;
+    this.log = undefined; // blocks remembered after close are not written
     try {
-      this.log?.abortRewrite();
-      this.log?.close();
+      log?.abortRewrite();
+      log?.close();
     } catch {
       // nothing more is written
     }

@@ -22,7 +22,10 @@ const KEY_ALTERNATIVES: readonly [string, string][] = [
   ["npm_", "[A-Za-z0-9]{36}"], // npm
   ["SG\\.", "[A-Za-z0-9_-]{16,32}\\.[A-Za-z0-9_-]{16,64}"], // SendGrid
   ["eyJ", "[A-Za-z0-9_-]{8,2000}\\.eyJ[A-Za-z0-9_-]{8,4000}\\.[A-Za-z0-9_-]{8,2000}"], // JWT
-  ["-----BEGIN ", "[A-Z ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s]{0,8192}-----END [A-Z ]{0,24}PRIVATE KEY-----"], // PEM
+  // PEM, also unterminated at the end of the text (its END line missing or only begun): a key cut by
+  // max_tokens, or still arriving in a stream (the stream governor holds a finding that touches the end
+  // until it is complete). The partial END line starts with "-", which the body never holds: no backtracking.
+  ["-----BEGIN ", "[A-Z ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s]{0,8192}(?:-----END [A-Z ]{0,24}PRIVATE KEY-----|-[-A-Z ]{0,40}$|$)"],
 ];
 const KEY_RE = new RegExp(
   "(?:" + KEY_ALTERNATIVES.map(([prefix, body]) => `${prefix}(?<![A-Za-z0-9_-]${prefix})${body}`).join("|") + ")(?![A-Za-z0-9_-])",
