@@ -1,8 +1,8 @@
 // Anthropic adapter: POST /v1/messages, x-api-key (or Bearer) auth, SSE with `event:` names
 // (message_start, content_block_*, message_delta, message_stop, ping, error).
-import { argumentsText, asArray, asCount, asString, cloneJson, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
-import { onePerBlock } from "./signed-reasoning.js";
+import { restoreSignedBlocks } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
 import { joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
@@ -100,20 +100,7 @@ function changedThinking(original: unknown, redacted: unknown): { signature: str
  * undefined when no block changed, so the body is forwarded as received.
  */
 function restoreThinking(body: unknown, original: (signature: string, text: string) => string | undefined): unknown {
-  if (!isObject(body)) return undefined;
-  let copy: JsonObject | undefined;
-  const opened = onePerBlock(original);
-  asArray(body.messages).forEach((message, m) => {
-    if (!isObject(message) || message.role !== "assistant") return;
-    asArray(message.content).forEach((block, b) => {
-      if (!isObject(block) || block.type !== "thinking" || typeof block.signature !== "string" || typeof block.thinking !== "string") return;
-      const text = opened(block.signature, block.thinking);
-      if (text === undefined) return;
-      copy ??= cloneJson(body) as JsonObject;
-      ((copy.messages as JsonObject[])[m]!.content as JsonObject[])[b]!.thinking = text;
-    });
-  });
-  return copy;
+  return restoreSignedBlocks(body, { list: "content", type: "thinking", text: "thinking" }, original);
 }
 
 /**

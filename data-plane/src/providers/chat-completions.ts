@@ -1,8 +1,8 @@
 // Shared logic for the OpenAI-style chat-completions wire format (OpenAI and Mistral):
 // messages → prompt slots, choices → completion groups, usage, tool calls, and the SSE observer.
-import { argumentsText, asArray, asCount, asString, cloneJson, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
+import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
-import { onePerBlock } from "./signed-reasoning.js";
+import { restoreSignedBlocks } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { moveQuote, placeQuote, quoteText, redactStrings, type QuoteFields } from "./quotes.js";
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
@@ -160,20 +160,7 @@ export function changedSignedDetails(original: unknown, redacted: unknown): { si
  * their signature covers, where `original(signature, text)` knows it; undefined when none changed.
  */
 export function restoreSignedDetails(body: unknown, original: (signature: string, text: string) => string | undefined): unknown {
-  if (!isObject(body)) return undefined;
-  let copy: JsonObject | undefined;
-  const opened = onePerBlock(original);
-  asArray(body.messages).forEach((message, m) => {
-    if (!isObject(message) || message.role !== "assistant") return;
-    asArray(message.reasoning_details).forEach((item, d) => {
-      if (!isObject(item) || item.type !== "reasoning.text" || typeof item.signature !== "string" || typeof item.text !== "string") return;
-      const text = opened(item.signature, item.text);
-      if (text === undefined) return;
-      copy ??= cloneJson(body) as JsonObject;
-      ((copy.messages as JsonObject[])[m]!.reasoning_details as JsonObject[])[d]!.text = text;
-    });
-  });
-  return copy;
+  return restoreSignedBlocks(body, { list: "reasoning_details", type: "reasoning.text", text: "text" }, original);
 }
 
 /**

@@ -5,6 +5,7 @@
 // out of range, inside characters, not integers, NaN and infinite; texts interleaved so the index cache
 // is hit, missed and evicted.
 import test from "ava";
+import { createRng } from "../policy/pii/fixtures/prng.js";
 import { rangeMapper } from "./shift-range.js";
 import { fromUtf16, toUtf16, unitOfQuote, unitOfRange, type OffsetUnit } from "./text-offsets.js";
 
@@ -97,16 +98,9 @@ function refRangeMapper(before: string, after: string): ((start: number, end: nu
 
 // ---- random text ----
 
-/** Deterministic PRNG (mulberry32), so a failure reproduces. */
+/** The project's seeded PRNG (mulberry32), so a failure reproduces. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return createRng(seed).next;
 }
 
 const PIECES = [
