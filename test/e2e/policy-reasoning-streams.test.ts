@@ -205,34 +205,42 @@ for (const c of CASES) {
   });
 }
 
-test.serial("anthropic: a thinking block redacted in the stream and sent back by the SDK reaches the provider as it signed it", async (t) => {
-  const a = await w.agent("reasoning-signature", undefined, "anthropic");
-  await createPolicy(w, { name: "reasoning signature", action: "redact", priority: 1, conditions: { direction: "outbound", pii_types: ["ssn", "email"] }, agents: [a] });
-  const client = sdkClients(w.sidecar.url, w.serviceHeaders(a), fetch).anthropic;
+type Anthropic = Clients["anthropic"];
+type Message = Awaited<ReturnType<ReturnType<Anthropic["messages"]["stream"]>["finalMessage"]>>;
+const THINKING = { type: "enabled", budget_tokens: 1024 } as const;
 
+/** The first turn: the fake answers with THOUGHT as thinking, streamed to the SDK. */
+async function thinkingTurn(client: Anthropic): Promise<Message> {
   w.fakes.script({ text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });
-  const first = await client.messages
-    .stream({ model: MODELS.anthropic, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "help me" }] })
-    .finalMessage();
-  const block = first.content[0];
-  if (block?.type !== "thinking") return t.fail("the first block is a thinking block");
-  t.is(block.thinking, THOUGHT_REDACTED);
-  t.truthy(block.signature);
+  return client.messages.stream({ model: MODELS.anthropic, max_tokens: 2048, thinking: THINKING, messages: [{ role: "user", content: "help me" }] }).finalMessage();
+}
 
-  // The agent's next turn sends the thinking block back as it got it (the API requires it unchanged).
+/** The agent's next turn sends the first turn back as it got it (the API requires thinking unchanged); what reached the provider. */
+async function nextTurn(client: Anthropic, first: Message): Promise<unknown> {
   w.fakes.script({ text: "ok" });
   await client.messages.create({
     model: MODELS.anthropic,
     max_tokens: 2048,
-    thinking: { type: "enabled", budget_tokens: 1024 },
+    thinking: THINKING,
     messages: [
       { role: "user", content: "help me" },
       { role: "assistant", content: first.content },
       { role: "user", content: "go on" },
     ],
   });
-  const sent = w.fakes.requests.at(-1)?.json as { messages: { content: unknown }[] };
-  t.deepEqual((sent.messages[1]!.content as unknown[])[0], { type: "thinking", thinking: THOUGHT, signature: block.signature }, "the original text its signature covers");
+  return ((w.fakes.requests.at(-1)?.json as { messages: { content: unknown[] }[] }).messages[1]!.content)[0];
+}
+
+test.serial("anthropic: a thinking block redacted in the stream and sent back by the SDK reaches the provider as it signed it", async (t) => {
+  const a = await w.agent("reasoning-signature", undefined, "anthropic");
+  await createPolicy(w, { name: "reasoning signature", action: "redact", priority: 1, conditions: { direction: "outbound", pii_types: ["ssn", "email"] }, agents: [a] });
+  const client = sdkClients(w.sidecar.url, w.serviceHeaders(a), fetch).anthropic;
+  const first = await thinkingTurn(client);
+  const block = first.content[0];
+  if (block?.type !== "thinking") return t.fail("the first block is a thinking block");
+  t.is(block.thinking, THOUGHT_REDACTED);
+  t.truthy(block.signature);
+  t.deepEqual(await nextTurn(client, first), { type: "thinking", thinking: THOUGHT, signature: block.signature }, "the original text its signature covers");
 });
 
 test.serial("anthropic: a redacted thinking block sent back after a sidecar restart still reaches the provider as it signed it; its file holds nothing in clear", async (t) => {
@@ -244,10 +252,7 @@ test.serial("anthropic: a redacted thinking block sent back after a sidecar rest
   const env = { DATA_DIR: dataDir, SIDECAR_KEY: key, PROVIDER_ANTHROPIC_URL: w.fakes.urls.anthropic, SSE_KEEPALIVE_MS: "0", SHUTDOWN_DRAIN_MS: "0" };
   const before = await w.stack.sidecar(env);
   await eventually(async () => before.state().agents.has(a));
-  w.fakes.script({ text: ANSWER, reasoning: THOUGHT, textChunkSize: 3 });
-  const first = await sdkClients(before.url, w.serviceHeaders(a), fetch)
-    .anthropic.messages.stream({ model: MODELS.anthropic, max_tokens: 2048, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "help me" }] })
-    .finalMessage();
+  const first = await thinkingTurn(sdkClients(before.url, w.serviceHeaders(a), fetch).anthropic);
   const block = first.content[0];
   if (block?.type !== "thinking") return t.fail("the first block is a thinking block");
   t.is(block.thinking, THOUGHT_REDACTED);
@@ -260,19 +265,8 @@ test.serial("anthropic: a redacted thinking block sent back after a sidecar rest
 
   const after = await w.stack.sidecar(env);
   await eventually(async () => after.state().agents.has(a));
-  w.fakes.script({ text: "ok" });
-  await sdkClients(after.url, w.serviceHeaders(a), fetch).anthropic.messages.create({
-    model: MODELS.anthropic,
-    max_tokens: 2048,
-    thinking: { type: "enabled", budget_tokens: 1024 },
-    messages: [
-      { role: "user", content: "help me" },
-      { role: "assistant", content: first.content },
-      { role: "user", content: "go on" },
-    ],
-  });
-  const sent = w.fakes.requests.at(-1)?.json as { messages: { content: unknown }[] };
-  t.deepEqual((sent.messages[1]!.content as unknown[])[0], { type: "thinking", thinking: THOUGHT, signature: block.signature }, "the original text its signature covers, after the restart");
+  const sent = await nextTurn(sdkClients(after.url, w.serviceHeaders(a), fetch).anthropic, first);
+  t.deepEqual(sent, { type: "thinking", thinking: THOUGHT, signature: block.signature }, "the original text its signature covers, after the restart");
   await after.stop();
 });
 
