@@ -27,6 +27,21 @@ test("the start of an address, a key, a URL or a number group at the end is held
   t.is(held(""), "");
 });
 
+test("a date with a month name that has not reached its year is held from its first part", (t) => {
+  t.is(held("date of birth: 3 March "), "3 March ");
+  t.is(held("date of birth: 3 March, "), "3 March, ");
+  t.is(held("DOB: 14th of "), "14th of ");
+  t.is(held("DOB: 14th of Sept. "), "14th of Sept. ");
+  t.is(held("DOB 14th of "), "DOB 14th of ", "a word before a number is held with it (harmless)");
+  t.is(held("born on March "), "March ");
+  t.is(held("born on Sept. "), "Sept. ");
+  t.is(held("born on March 14th, "), "March 14th, ");
+  t.is(held("born on march 3 "), "march 3 ");
+  t.is(held("she was born in 1990. "), "", "a sentence that ended");
+  t.is(held("the summary of "), "", "a word and 'of' without a day");
+  t.is(held("DOB: 14th of Sept. ", 13), "Sept. ", "never below the floor");
+});
+
 test("never below the floor (what was released already)", (t) => {
   t.is(growingTailStart("jo.smith@exa", 5), 5);
   t.is(growingTailStart("abc def", 7), 7);

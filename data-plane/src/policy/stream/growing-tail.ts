@@ -5,7 +5,10 @@
 // characters that can belong to a value: letters, digits and the punctuation of addresses, URLs and
 // keys, across short separators between groups of a value ("536 22 87", "+1 (555) 123-45", "GB82 WEST 12",
 // "March 3, 19").
+// A date written with a month name can also end on a word and a space ("3 March " + "1990", "March " +
+// "3, 1990", "14th of " + "March 1985"): such a tail is held from its first part.
 // Hand-written: no library decides this, and it runs only when a quote forces a release.
+import { MONTHS } from "../pii/recognizers/date-of-birth.js";
 
 /** Letters, digits and the punctuation values are written with (e-mail, URL, key, IBAN, phone). */
 const VALUE_CHAR = /[\p{L}\p{N}._%+\-@:/#=&?~'*$!]/u;
@@ -16,12 +19,32 @@ const DIGIT = /\p{N}/u;
 const ALNUM = /[\p{L}\p{N}]/u;
 const UPPER = /\p{Lu}/u;
 
+const DAY = "\\d{1,2}(?:st|nd|rd|th)?";
+/**
+ * The start of a date with a month name that the end of the text may be the first part of: a day and
+ * "of", a month (after its day, or before the day to come), a month and its day ("March 3, "). The
+ * dates of birth detector's forms (pii/recognizers/date-of-birth.ts), cut short.
+ */
+const DATE_PREFIX_AT_END = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:(?:${DAY},? (?:of )?)?(?:${MONTHS})\\.?,? ?|${DAY} (?:of ?)?|(?:${MONTHS})\\.? ${DAY},? ?)$`,
+  "iu",
+);
+/** Longest such prefix ("14th of September, "), plus room: only the end of the text is searched. */
+const DATE_PREFIX_WINDOW = 32;
+
+/** Where a date prefix at the end of `text` starts, or text.length. */
+function datePrefixStart(text: string): number {
+  const from = Math.max(0, text.length - DATE_PREFIX_WINDOW);
+  const m = DATE_PREFIX_AT_END.exec(from === 0 ? text : text.slice(from));
+  return m === null ? text.length : from + m.index;
+}
+
 /**
  * The start of the run at the end of `text` that may still grow into a value (text.length when the
  * text ends with no such run), never below `floor`.
  */
 export function growingTailStart(text: string, floor: number): number {
-  let i = text.length;
+  let i = datePrefixStart(text);
   while (i > floor) {
     const c = text[i - 1]!;
     if (VALUE_CHAR.test(c)) {

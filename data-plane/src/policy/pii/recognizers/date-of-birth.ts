@@ -5,7 +5,8 @@ import { scanAfterContext } from "../near-context.js";
 import type { DigitRuns } from "../digit-runs.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
-const MONTHS =
+/** English month names and their abbreviations, as a regex source (also used by policy/stream/growing-tail). */
+export const MONTHS =
   "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?";
 const YEAR = "(?:19|20)\\d{2}";
 const DATE_RE = new RegExp(
