@@ -2,7 +2,7 @@
 // and the text the client was given; bounded by entries and characters (oldest first) and by age; kept
 // sealed in a file across restarts.
 import test, { type ExecutionContext } from "ava";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RedactedThinkingStore } from "./redacted-thinking.js";
@@ -65,9 +65,9 @@ const noError = (t: ExecutionContext) => ({ onError: (e: unknown) => t.fail(Stri
 const LIMITS = { maxEntries: 100, maxChars: 10_000, ttlMs: 60_000 };
 const fileOf = (dir: string) => readFileSync(join(dir, "blocks.log"), "utf8");
 const turn = () => new Promise<void>((r) => setImmediate(r));
-/** Turns of the event loop until no rewrite is under way (its temporary file is gone). */
+/** Waits until no rewrite is under way (its temporary file is gone; its sync runs in the thread pool), 10 s at most. */
 async function settled(dir: string): Promise<void> {
-  for (let i = 0; i < 1000 && existsSync(join(dir, "blocks.log.tmp")); i++) await turn();
+  for (let i = 0; i < 5000 && existsSync(join(dir, "blocks.log.tmp")); i++) await new Promise((r) => setTimeout(r, 2));
 }
 
 test("a block remembered before a restart is restored after it; the file holds no text, value or signature in clear", (t) => {
@@ -296,22 +296,58 @@ test("while the proxy runs a rewrite goes a slice at a time; blocks remembered m
   again.close();
 });
 
-test("a rewrite a crash interrupted after it was complete, before it replaced the file, is taken at the next start", (t) => {
+test("a rewrite takes the file's place in one rename once its data is synced; blocks remembered during the sync are in it", async (t) => {
+  const dir = tempDir(t);
+  const limits = { maxEntries: 1000, maxChars: 50_000_000, ttlMs: 60_000 };
+  const store = new RedactedThinkingStore(limits, Date.now, { dir, ...noError(t) });
+  const big = (i: number) => `${"z".repeat(40_000)}${i}`;
+  for (let i = 0; i < 10; i++) store.remember("agt_a", `b${i}`, `r${i}`, big(i));
+  const tmp = join(dir, "blocks.log.tmp");
+  let n = 0;
+  while (!existsSync(tmp) && n < 500) store.remember("agt_a", "b0", `r0-${n}`, big(++n));
+  t.true(existsSync(tmp), "a rewrite started");
+  // Every turn until it is in place: the old file is whole under its name, and nothing else is created.
+  let during = 0;
+  for (let i = 0; i < 5000 && existsSync(tmp); i++) {
+    t.true(existsSync(join(dir, "blocks.log")));
+    t.deepEqual(readdirSync(dir).sort(), ["blocks.log", "blocks.log.tmp"]);
+    store.remember("agt_a", `during-${during}`, `r-during-${during}`, `o-during-${during}`);
+    during++;
+    await new Promise((r) => setTimeout(r, i < 50 ? 0 : 2));
+  }
+  t.false(existsSync(tmp));
+  t.deepEqual(readdirSync(dir), ["blocks.log"]);
+  store.close();
+  const again = new RedactedThinkingStore(limits, Date.now, { dir, ...noError(t) });
+  for (let i = 0; i < during; i++) t.is(again.restore("agt_a", `during-${i}`, `r-during-${i}`), `o-during-${i}`, `remembered in turn ${i} of the rewrite`);
+  t.is(again.restore("agt_a", "b0", `r0-${n - 1}`), big(n));
+  t.is(again.restore("agt_a", "b9", "r9"), big(9));
+  again.close();
+});
+
+test("a rewrite abandoned while its sync is under way leaves the file as it was and no temporary file", async (t) => {
   const dir = tempDir(t);
   const s1 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
-  s1.remember("agt_a", "old", "r-old", "o-old");
+  s1.remember("agt_a", "kept", "r-kept", "o-kept");
   s1.close();
-  const oldLines = fileOf(dir);
-  const s2 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
-  s2.remember("agt_a", "new", "r-new", "o-new");
-  s2.close();
-  // The state a crash leaves between "complete under its fresh name" and "in the file's place".
-  writeFileSync(join(dir, "blocks.log.new"), fileOf(dir));
-  writeFileSync(join(dir, "blocks.log"), oldLines);
-  const s3 = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
-  t.is(s3.restore("agt_a", "new", "r-new"), "o-new", "the newer, complete file");
-  t.false(existsSync(join(dir, "blocks.log.new")));
-  s3.close();
+  const before = fileOf(dir);
+  const log = new ThinkingLog(dir);
+  const records = log.read();
+  log.startRewrite([]);
+  t.true(log.rewriteStep(Infinity));
+  let called = false;
+  log.syncRewrite(() => (called = true)); // the sync is now in the thread pool
+  t.true(existsSync(join(dir, "blocks.log.tmp")));
+  log.abortRewrite(); // as the store's close() does
+  t.false(existsSync(join(dir, "blocks.log.tmp")));
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(called, "an abandoned rewrite does not report");
+  t.deepEqual(readdirSync(dir), ["blocks.log"]);
+  t.is(fileOf(dir), before);
+  t.is(records.length, 1);
+  const again = new RedactedThinkingStore(LIMITS, Date.now, { dir, ...noError(t) });
+  t.is(again.restore("agt_a", "kept", "r-kept"), "o-kept");
+  again.close();
 });
 
 test("after close the file is not written any more", (t) => {

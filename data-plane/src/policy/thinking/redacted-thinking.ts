@@ -19,8 +19,8 @@
 // The file is a convenience, never a condition: a directory or file that cannot be created, read or
 // rewritten at start-up, and any failed append or rewrite later, is reported once (onError) and the store
 // goes on in memory only for the rest of the process (the file is no longer touched; what it held stays
-// for the next start). Appends and rewrites are not synced: a power loss can lose the last blocks, which
-// then go to the provider as the client sent them.
+// for the next start). Appends are not synced: a power loss can lose the last blocks, which then go to
+// the provider as the client sent them; a rewrite is synced before it takes the file's place.
 import { blockIndex, openOriginal, sealOriginal, thinkingSalt } from "./sealed-original.js";
 import { ThinkingLog, type SealedRecord } from "./thinking-log.js";
 
@@ -181,6 +181,7 @@ export class RedactedThinkingStore {
   private rewriteInSlices(): void {
     const log = this.log;
     if (!log) return;
+    let synced = false;
     const step = () => {
       this.slice = undefined;
       if (this.log !== log) return; // the file failed or the store closed meanwhile
@@ -189,7 +190,18 @@ export class RedactedThinkingStore {
           this.slice = setImmediate(step);
           return;
         }
-        log.finishRewrite();
+        if (!synced) {
+          // Everything live is written: synced in the thread pool, then what was remembered meanwhile is
+          // written (a slice at a time again) and the file put in place.
+          synced = true;
+          log.syncRewrite((e) => {
+            if (this.log !== log) return;
+            if (e !== undefined) return this.fileFailed(e);
+            this.slice = setImmediate(step);
+          });
+          return;
+        }
+        log.commitRewrite();
         this.bytes = 0;
         for (const r of this.entries.values()) this.bytes += r.bytes ?? 0;
       } catch (e) {
