@@ -1,5 +1,5 @@
 // Google adapter: spec-path body rewrite, native paths, prompt text and redaction, error event,
-// citationSources that follow an outbound redaction.
+// citationSources (Vertex AI: citations) that follow an outbound redaction.
 import { ApiError, GoogleGenAI } from "@google/genai";
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
@@ -264,4 +264,52 @@ test("citationSources uri and title are model output: a value the answer had red
   t.deepEqual(stray, { startIndex: 1, endIndex: 2, uri: "https://example.org/inside-a-character?u=[REDACTED:email]" }, "offsets left as they were");
   t.false(JSON.stringify(out).includes(EMAIL));
   t.deepEqual(json, original, "the original answer is untouched");
+});
+
+// Vertex AI (aiplatform.googleapis.com; `@google/genai` with `vertexai: true`) names the list
+// `citationMetadata.citations`, same fields, plus `license` and `publicationDate`.
+type VertexCitation = Source & { title?: string; publicationDate?: { year: number; month: number; day: number } };
+type VertexCited = { candidates: { index: number; content: { role: string; parts: { text: string }[] }; citationMetadata?: { citations: VertexCitation[] } }[]; modelVersion?: string };
+const vertexChunk = (part: string, citations?: VertexCitation[]): VertexCited => ({
+  candidates: [{ index: 0, content: { role: "model", parts: [{ text: part }] }, ...(citations ? { citationMetadata: { citations } } : {}) }],
+  modelVersion: "gemini-2.5-flash",
+});
+const citationsOf = (json: VertexCited) => json.candidates[0]!.citationMetadata!.citations;
+
+test("Vertex AI citationMetadata.citations follow an outbound redaction like citationSources: offsets moved, uri and title redacted, other fields kept", (t) => {
+  const text = `Zürich 🚀 Büro: mail ${EMAIL} for details. Recited passage follows here, word for word.`;
+  const date = { year: 2021, month: 3, day: 9 };
+  const citations: VertexCitation[] = [
+    { ...sourceOf(text, "Recited passage follows here", `https://crm.example/find?u=${EMAIL}`), title: `Profile of ${EMAIL}`, license: "CC-BY-4.0", publicationDate: date },
+    { ...sourceOf(text, EMAIL, "https://example.org/b"), title: "Clean" },
+    { endIndex: bytes("Zürich"), uri: "https://example.org/c" },
+    { startIndex: 1, endIndex: 2, uri: "https://example.org/inside-a-character" }, // byte 2 is inside "ü"
+  ];
+  const json = vertexChunk(text, citations);
+  const original = structuredClone(json);
+  const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as VertexCited;
+  const answer = answerOf(out as unknown as Cited);
+  t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+  const [recited, mail, head, stray] = citationsOf(out);
+  t.deepEqual(recited, { ...sourceOf(answer, "Recited passage follows here", "https://crm.example/find?u=[REDACTED:email]"), title: "Profile of [REDACTED:email]", license: "CC-BY-4.0", publicationDate: date });
+  t.is(sliceBytes(answer, mail!), "[REDACTED:email]", "a range covering the address covers its label");
+  t.deepEqual(head, citationsOf(original)[2], "a range before the redaction keeps its bytes (no startIndex added)");
+  t.deepEqual(stray, citationsOf(original)[3], "a range that cannot be placed is left as it was");
+  t.false(JSON.stringify(out).includes(EMAIL));
+  t.deepEqual(json, original, "the original answer is untouched");
+});
+
+test("Vertex AI citations in a JSON array of chunks count bytes of the answer so far; with nothing redacted the answer passes byte for byte", (t) => {
+  const first = `Zürich 🚀: mail ${EMAIL} `;
+  const second = "for details. Recited passage follows here.";
+  const text = first + second;
+  const json = [vertexChunk(first), vertexChunk(second, [sourceOf(text, "Recited passage", "https://example.org/a")])];
+  const out = redactAnswer(adapter, json, [emailRedactor], true, undefined, false) as VertexCited[];
+  const answer = out.map((c) => answerOf(c as unknown as Cited)).join("");
+  t.is(answer, text.replace(EMAIL, "[REDACTED:email]"));
+  t.is(sliceBytes(answer, citationsOf(out[1]!)[0]!), "Recited passage");
+  const cleanText = "Zürich 🚀: ask the press office for details. Recited passage follows here.";
+  const clean = vertexChunk(cleanText, [{ ...sourceOf(cleanText, "Recited passage", "https://example.org/a"), title: "A", publicationDate: { year: 2020, month: 1, day: 2 } }]);
+  const raw = JSON.stringify(clean);
+  t.is(JSON.stringify(redactAnswer(adapter, JSON.parse(raw), [emailRedactor], true, undefined, false)), raw, "nothing redacted: the answer as it came");
 });

@@ -141,7 +141,10 @@ const SEGMENT: QuoteFields = { start: "startIndex", end: "endIndex", text: "text
 /** Grounding segments count UTF-8 bytes of their part; the other units are tried when those do not fit. */
 const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
 
-/** A recitation citation (`citationMetadata.citationSources[]`): offsets into the candidate's answer text, no text. */
+/**
+ * A recitation citation (`citationMetadata.citationSources[]`; Vertex AI's `citationMetadata.citations[]`):
+ * offsets into the candidate's answer text, no text.
+ */
 export const CITATION_SOURCE: QuoteFields = { start: "startIndex", end: "endIndex", text: "text" };
 /** Citation sources count UTF-8 bytes (a range that does not fit them fits no other unit). */
 export const CITATION_SOURCE_UNITS: readonly OffsetUnit[] = ["utf8"];
@@ -155,7 +158,17 @@ function answerText(candidate: unknown): string {
 }
 
 /** The model-written strings of a citation source besides its offsets: redacted on their own. */
-const CITATION_SOURCE_STRINGS = ["uri", "title"] as const;
+export const CITATION_SOURCE_STRINGS = ["uri", "title"] as const;
+
+/**
+ * The citation sources of a candidate's `citationMetadata`. The Gemini API lists them in
+ * `citationSources`; Vertex AI (the same API on aiplatform.googleapis.com, `@google/genai` with
+ * `vertexai: true`) in `citations`, with the same fields: both are read, so either shape is moved and
+ * redacted.
+ */
+export function citationSourcesOf(metadata: JsonObject): JsonObject[] {
+  return [...asArray(metadata.citationSources), ...asArray(metadata.citations)].filter(isObject);
+}
 
 /**
  * Moves each citation source of `metadata` from `from` (the candidate's answer text) onto `to` (its
@@ -166,8 +179,7 @@ const CITATION_SOURCE_STRINGS = ["uri", "title"] as const;
  */
 function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, redactText: (text: string) => string): void {
   let map: RangeMapper | undefined | null = null;
-  for (const source of asArray(metadata.citationSources)) {
-    if (!isObject(source)) continue;
+  for (const source of citationSourcesOf(metadata)) {
     const placed = placeQuote(source, CITATION_SOURCE, from, CITATION_SOURCE_UNITS);
     if (placed && map === null) map = rangeMapper(from, to);
     if (placed && map) moveQuote(source, CITATION_SOURCE, placed, to, map);
@@ -187,8 +199,9 @@ function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, r
  * text redacted on its own (fail closed).
  * The search queries the model wrote (`webSearchQueries`, and the `searchEntryPoint.renderedContent`
  * widget that shows them) are its output too: redacted on their own. `citationMetadata.citationSources`
- * hold offsets (UTF-8 bytes into the candidate's answer text; in a JSON array of chunks, its text up to
- * and including that chunk, as in a stream) and URIs only: moved the same way, or left as they were.
+ * (Vertex AI: `citations`) hold offsets (UTF-8 bytes into the candidate's answer text; in a JSON array
+ * of chunks, its text up to and including that chunk, as in a stream) and URIs only: moved the same
+ * way, or left as they were.
  */
 function groundingAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
   const chunked = Array.isArray(original);

@@ -7,13 +7,22 @@
 // converts offsets into the same two texts (the original and its redacted copy) again and again. A
 // lone surrogate counts as one code point and three UTF-8 bytes (what Buffer.byteLength counts:
 // U+FFFD).
+// A streamed answer's text grows between quotes (each string of it would be a new text, indexed from
+// scratch): as a GrowingText it keeps one index for as long as it lives, extended as it grows, since
+// the offsets of the text already indexed never change.
+import type { GrowingText } from "./growing-text.js";
 
 export type OffsetUnit = "utf16" | "codepoints" | "utf8";
+
+/** A text offsets point into: a string, or a text that grows at its end (a streamed channel's). */
+export type OffsetText = string | GrowingText;
 
 /** The first code points of a text, indexed: where each starts in UTF-16 units and in UTF-8 bytes. */
 interface OffsetIndex {
   /** The text indexed (or another string equal to it). */
-  text: string;
+  text: OffsetText;
+  /** Its length when last used: a GrowingText that grew since is indexed further (see reopen). */
+  length: number;
   /** Code points indexed so far: entries 0..count are set (entry k: where code point k starts). */
   count: number;
   /** Whether the index reaches the text's end (entry `count` is then the end: its length, its UTF-8 size). */
@@ -26,11 +35,18 @@ interface OffsetIndex {
   u8: Int32Array | null;
 }
 
-/** Indexes of the most recently used texts, most recent first. */
+/** Indexes of the most recently used strings, most recent first. */
 const recent: OffsetIndex[] = [];
 const RECENT = 4;
+/** The index of each growing text, for as long as it lives. */
+const growing = new WeakMap<GrowingText, OffsetIndex>();
 
-function indexOf(text: string): OffsetIndex {
+function newIndex(text: OffsetText): OffsetIndex {
+  return { text, length: text.length, count: 0, complete: text.length === 0, u16: null, u8: null };
+}
+
+function indexOf(text: OffsetText): OffsetIndex {
+  if (typeof text !== "string") return growingIndexOf(text);
   for (let i = 0; i < recent.length; i++) {
     const hit = recent[i]!;
     if (hit.text !== text) continue;
@@ -41,10 +57,35 @@ function indexOf(text: string): OffsetIndex {
     }
     return hit;
   }
-  const index: OffsetIndex = { text, count: 0, complete: text.length === 0, u16: null, u8: null };
+  const index = newIndex(text);
   recent.unshift(index);
   if (recent.length > RECENT) recent.length = RECENT;
   return index;
+}
+
+function growingIndexOf(text: GrowingText): OffsetIndex {
+  const index = growing.get(text);
+  if (index === undefined) {
+    const created = newIndex(text);
+    growing.set(text, created);
+    return created;
+  }
+  if (index.length !== text.length) reopen(index, text.length);
+  return index;
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+
+/**
+ * The text grew to `length`: indexing goes on from where it stopped, but a lone high surrogate that
+ * ended the text is indexed again (its low half may have arrived: one code point of 4 UTF-8 bytes).
+ */
+function reopen(index: OffsetIndex, length: number): void {
+  const old = index.length;
+  index.length = length;
+  index.complete = false;
+  const { u16, count } = index;
+  if (u16 !== null && count > 0 && u16[count] === old && u16[count - 1] === old - 1 && isHighSurrogate(index.text.slice(old - 1, old).charCodeAt(0))) index.count--;
 }
 
 /** What an entry of the index is counted in (by `extend`): code points, UTF-16 units, UTF-8 bytes. */
@@ -54,7 +95,7 @@ type Dim = "codepoints" | "utf16" | "utf8";
 function reserve(index: OffsetIndex, entries: number): void {
   const have = index.u16!.length;
   if (have > entries) return;
-  const size = Math.min(index.text.length + 1, Math.max(entries + 1, have * 2));
+  const size = Math.min(index.length + 1, Math.max(entries + 1, have * 2));
   const u16 = new Int32Array(size);
   const u8 = new Int32Array(size);
   u16.set(index.u16!.subarray(0, index.count + 1));

@@ -7,7 +7,7 @@
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
 import { REASONING_DETAIL_FIELDS, REASONING_FIELDS, URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
-import { CITATION_SOURCE, CITATION_SOURCE_UNITS } from "../../providers/google.js";
+import { CITATION_SOURCE, CITATION_SOURCE_STRINGS, CITATION_SOURCE_UNITS, citationSourcesOf } from "../../providers/google.js";
 import type { ProviderName } from "../../providers/index.js";
 
 type Json = Record<string, unknown>;
@@ -275,12 +275,12 @@ const google: StreamFormat = {
         view.endsChannels.push(channel);
         view.endsReasoning!.push(thought);
       }
-      // Recitation citations point into the candidate's answer text (UTF-8 bytes, no text).
+      // Recitation citations point into the candidate's answer text (UTF-8 bytes, no text); Vertex AI
+      // names the list `citations`.
       if (isObject(raw.citationMetadata)) {
-        for (const source of asArray(raw.citationMetadata.citationSources)) {
-          if (!isObject(source)) continue;
+        for (const source of citationSourcesOf(raw.citationMetadata)) {
           (view.quotes ??= []).push({ channel, quote: source, fields: CITATION_SOURCE, units: CITATION_SOURCE_UNITS, native: "utf8" });
-          ownTexts(view, source, ["uri", "title"]);
+          ownTexts(view, source, CITATION_SOURCE_STRINGS);
         }
       }
       // Google Search grounding quotes the candidate's answer text (segment offsets in UTF-8 bytes).

@@ -536,7 +536,7 @@ test("google: grounding segments (UTF-8 byte offsets) in the last chunk quote th
   t.is(Buffer.from(answer, "utf8").subarray(segment.startIndex, segment.endIndex).toString("utf8"), segment.text, "byte offsets point at it");
 });
 
-// --- Offsets without text: OpenAI url_citation annotations, Gemini citationSources ---
+// --- Offsets without text: OpenAI url_citation annotations, Gemini citationSources (Vertex AI: citations) ---
 
 const cps = (s: string) => [...s].length;
 /** `text` cut into deltas of `size` code points (no surrogate pair split). */
@@ -616,6 +616,46 @@ test("google: citationSources (UTF-8 bytes, no text) follow the redaction of hel
     return data.slice(data.indexOf('"citationMetadata"'));
   };
   t.is(metadata(out), metadata(clean), "nothing redacted: the citation sources as they came (the chunk's text field carries released text)");
+});
+
+test("google (Vertex AI): citationMetadata.citations follow the redaction of held text like citationSources, uri and title redacted; with nothing redacted they pass byte for byte", (t) => {
+  const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+  const citationOf = (text: string, part: string, uri: string, title: string) => ({ startIndex: bytes(text.slice(0, text.indexOf(part))), endIndex: bytes(text.slice(0, text.indexOf(part) + part.length)), uri, title, license: "" });
+  const chunk = (o: object) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+  const candidate = (text: string, extra: object = {}) => ({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, ...extra }], modelVersion: "gemini-2.5-flash" });
+  const stream = (text: string, citations: object[]) => {
+    let raw = "";
+    for (const d of deltasOf(text, 9)) raw += chunk(candidate(d));
+    raw += chunk(candidate("", { citationMetadata: { citations } }));
+    return raw + chunk({ ...candidate(".", { finishReason: "STOP" }), usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9 } });
+  };
+  type Citation = { startIndex?: number; endIndex: number; uri: string; title: string };
+  type Chunk = { candidates: { content?: { parts: { text: string }[] }; citationMetadata?: { citations: Citation[] } }[] };
+  const parsed = (out: Buffer) => parseSse(out.toString("utf8")).events.map((e) => JSON.parse(e.data) as Chunk);
+  const citationsIn = (out: Buffer) => parsed(out).find((c) => c.candidates[0]!.citationMetadata)!.candidates[0]!.citationMetadata!.citations;
+  const text = `Zürich 🚀 Presse: mail ${CITED_EMAIL} heute. Recited passage follows here`;
+  const raw = Buffer.from(
+    stream(text, [citationOf(text, "Recited passage", `https://crm.example/find?u=${CITED_EMAIL}`, `Profile of ${CITED_EMAIL}`), citationOf(text, CITED_EMAIL, "https://example.org/b", "B"), { endIndex: bytes("Zürich"), uri: "https://example.org/c" }]),
+  );
+  for (const size of [raw.length, 9]) {
+    const out = run(governor("google", [policy("redact", { piiTypes: ["email"] })]), pieces(raw, size));
+    t.false(out.toString("utf8").includes("jo.smith"));
+    const answer = parsed(out).flatMap((c) => c.candidates.flatMap((x) => x.content?.parts.map((p) => p.text) ?? [])).join("");
+    t.is(answer, `${text}.`.replace(CITED_EMAIL, "[REDACTED:email]"));
+    const citations = citationsIn(out);
+    t.deepEqual(citations.map((s) => Buffer.from(answer, "utf8").subarray(s.startIndex ?? 0, s.endIndex).toString("utf8")), ["Recited passage", "[REDACTED:email]", "Zürich"], "byte offsets point at the same text in what the client got");
+    t.is(citations[0]!.uri, "https://crm.example/find?u=[REDACTED:email]");
+    t.is(citations[0]!.title, "Profile of [REDACTED:email]");
+    t.deepEqual(citations[2], citationsIn(raw)[2], "a range before the redaction keeps its bytes (no startIndex added)");
+  }
+  const cleanText = "Zürich 🚀 Presse: ask the press office today. Recited passage follows here";
+  const clean = Buffer.from(stream(cleanText, [citationOf(cleanText, "Recited passage", "https://example.org/a", "A")]));
+  const out = run(governor("google", [policy("redact", { piiTypes: ["email"] })]), pieces(clean, 9));
+  const metadata = (bytes: Buffer) => {
+    const data = parseSse(bytes.toString("utf8")).events.find((e) => e.data.includes("citationMetadata"))!.data;
+    return data.slice(data.indexOf('"citationMetadata"'));
+  };
+  t.is(metadata(out), metadata(clean), "nothing redacted: the citations as they came (the chunk's text field carries released text)");
 });
 
 test("openai-compatible reasoning_content (DeepSeek, vLLM behind PROVIDER_OPENAI_URL): held, redacted, its tail in a reasoning_content delta before the answer", (t) => {
@@ -747,6 +787,18 @@ test("a quote that forces held text out never lets out the start of a value stil
   raw += cohereEvent("content-end", { index: 0 }) + cohereEvent("message-end", { delta: { finish_reason: "COMPLETE" } });
   const c = run(governor("cohere", redact), [Buffer.from(raw)]).toString("utf8");
   t.false(c.includes("jo.smith"), "cohere: no part of the address");
+});
+
+test("a quote that forces held text out never lets out a date of birth whose year has not arrived", (t) => {
+  const redact = [policy("redact", { piiTypes: ["date_of_birth"] })];
+  const oa = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-search-preview", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  for (const [head, rest] of [["The registry gives her date of birth: 3 March ", "1990, and her town."], ["The registry says she was born on March ", "3, 1990 in Ohio."], ["The registry says: DOB: 14th of ", "March 1985."]] as const) {
+    const annotation = { type: "url_citation", url_citation: { start_index: 0, end_index: head.length, url: "https://r", title: "r" } };
+    const out = run(governor("openai", redact), [Buffer.from(oa({ content: head }) + oa({ annotations: [annotation] }) + oa({ content: rest }) + oa({}, "stop") + "data: [DONE]\n\n")]).toString("utf8");
+    const text = parseSse(out).events.filter((e) => e.data !== "[DONE]").map((e) => (JSON.parse(e.data) as { choices: { delta: { content?: string } }[] }).choices[0]!.delta.content ?? "").join("");
+    t.true(text.includes("[REDACTED:date_of_birth]"), text);
+    t.false(/March|14th|\b3\b/.test(text), `no part of the date: ${text}`);
+  }
 });
 
 test("a PEM private key streamed a few characters at a time never leaves, with or without its END line", (t) => {
