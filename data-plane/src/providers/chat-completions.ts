@@ -216,6 +216,27 @@ export function chatAfterRedaction(original: unknown, redacted: unknown, redactT
   });
 }
 
+/**
+ * What a JSON answer's `url_citation` annotations carry besides offsets: the `url` and `title` the model
+ * wrote (and a `text`, should one come), joined by "\n\n", so an outbound block sees a value only they
+ * carry, as it does in a stream. "" for an answer without annotations.
+ */
+export function chatQuotedText(json: unknown): string {
+  if (!isObject(json)) return "";
+  const out: string[] = [];
+  for (const choice of asArray(json.choices)) {
+    if (!isObject(choice) || !isObject(choice.message) || !Array.isArray(choice.message.annotations)) continue;
+    for (const annotation of choice.message.annotations) {
+      if (!isObject(annotation) || !isObject(annotation.url_citation)) continue;
+      const citation = annotation.url_citation;
+      const own = quoteText(citation, URL_CITATION);
+      if (own) out.push(own);
+      for (const field of URL_CITATION_STRINGS) if (typeof citation[field] === "string" && citation[field] !== "") out.push(citation[field]);
+    }
+  }
+  return out.join("\n\n");
+}
+
 /** Whether any choice's message can carry reasoning (thinking chunks or a reasoning field): plain answers skip the walk. */
 function mayReason(json: unknown): boolean {
   if (!isObject(json)) return false;

@@ -277,13 +277,22 @@ function moveSegment(segment: JsonObject, texts: readonly TextPair[], maps: Weak
   return false;
 }
 
-/** Grounding segment texts and the model's search queries of an answer (JSON or JSON array), joined. */
+/**
+ * Grounding segment texts, the model's search queries and the uri/title of its citation sources, of an
+ * answer (JSON or JSON array), joined.
+ */
 function groundingText(json: unknown): string {
   const out: string[] = [];
   for (const response of Array.isArray(json) ? json : [json]) {
     if (!isObject(response)) continue;
     for (const candidate of asArray(response.candidates)) {
-      if (!isObject(candidate) || !isObject(candidate.groundingMetadata)) continue;
+      if (!isObject(candidate)) continue;
+      if (isObject(candidate.citationMetadata)) {
+        for (const source of citationSourcesOf(candidate.citationMetadata)) {
+          for (const field of CITATION_SOURCE_STRINGS) if (typeof source[field] === "string" && source[field] !== "") out.push(source[field]);
+        }
+      }
+      if (!isObject(candidate.groundingMetadata)) continue;
       for (const support of asArray(candidate.groundingMetadata.groundingSupports)) {
         const text = isObject(support) && isObject(support.segment) ? quoteText(support.segment, SEGMENT) : undefined;
         if (text) out.push(text);

@@ -2,6 +2,7 @@
 import {
   ChatCompletionsObserver,
   chatAfterRedaction,
+  chatQuotedText,
   chatCompletionGroups,
   chatInputExtrasText,
   chatPromptSlots,
@@ -32,6 +33,7 @@ export const mistralAdapter: ProviderAdapter = {
   mapCompletionText: (json, fn) => mapGroups(json, chatCompletionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, chatReasoningGroups, fn),
   afterRedaction: chatAfterRedaction,
+  quotedText: chatQuotedText,
   changedSignedReasoning: changedSignedDetails,
   restoreSignedReasoning: restoreSignedDetails,
   streamObserver: () => new ChatCompletionsObserver(),

@@ -147,7 +147,8 @@ export interface ProviderAdapter {
   afterRedaction?(original: unknown, redacted: unknown, redactText: (text: string) => string): void;
   /**
    * The texts of a JSON answer that quote or accompany the answer outside its text parts (Cohere
-   * citations, Gemini grounding segments and search queries), joined by "\n\n": judged by outbound
+   * citations, Gemini grounding segments and search queries, the url and title of OpenAI/Mistral
+   * url_citation annotations and Gemini citation sources), joined by "\n\n": judged by outbound
    * policies with the answer, so a block sees a value that only a quote carries. Absent: none.
    */
   quotedText?(json: unknown): string;

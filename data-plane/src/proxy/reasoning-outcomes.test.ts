@@ -420,7 +420,7 @@ test("a request nested too deeply to be rewritten by an inbound redaction is ref
   }
 });
 
-test("JSON answers: a block policy sees a value only a quote carries (Cohere citation, Gemini search query); the trace keeps the answer's findings only", async (t) => {
+test("JSON answers: a block policy sees a value only a quote carries (Cohere citation, Gemini search query, a cited page's url or title); the trace keeps the answer's findings only", async (t) => {
   const s = await setup([policy("pol_block", "block")]);
   try {
     s.answer({
@@ -439,6 +439,23 @@ test("JSON answers: a block policy sees a value only a quote carries (Cohere cit
     const google = await send(s, CASES.google);
     t.is(google.status, 403);
     t.false(google.text.includes(EMAIL));
+    // The page a citation names is the model's output too (a stream judges it the same way).
+    const text = "The registry lists the contact on its public page.";
+    s.answer({
+      id: "chatcmpl-9", object: "chat.completion", created: 1, model: "gpt-4o-search-preview",
+      choices: [{ index: 0, message: { role: "assistant", content: text, annotations: [{ type: "url_citation", url_citation: { start_index: 0, end_index: 12, url: `https://registry.example.org/find?u=${EMAIL}`, title: "Registry" } }] }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+    const openai = await send(s, { ...CASES.mistral, path: "/v1/proxy/openai/v1/chat/completions", headers: { authorization: "Bearer sk-x" }, request: { model: "gpt-4o-search-preview", messages: hello } });
+    t.is(openai.status, 403, "openai: a url_citation's url");
+    t.false(openai.text.includes(EMAIL));
+    s.answer({
+      candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, finishReason: "STOP", citationMetadata: { citations: [{ startIndex: 0, endIndex: 12, uri: "https://registry.example.org/", title: `Profile of ${EMAIL}` }] } }],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    });
+    const vertex = await send(s, CASES.google);
+    t.is(vertex.status, 403, "google: a citation source's title (Vertex AI's citations)");
+    t.false(vertex.text.includes(EMAIL));
   } finally {
     await s.close();
   }
