@@ -220,6 +220,9 @@ test("GET /api/agents/:id: {data} with configYaml exactly as written; unknown id
   const noYaml = await createAgent();
   t.is((await stack.api.get<{ data: AgentB }>(`/api/agents/${noYaml.id}`)).body.data.configYaml, "");
   t.is((await stack.api.get<{ data: AgentB }>(`/api/agents/${noYaml.id}`)).body.data.description, null);
+  // A description sent back as the API gave it (null) is accepted at creation, as in a PATCH.
+  const nullDescribed = await createAgent({ description: null });
+  t.is((await stack.api.get<{ data: AgentB }>(`/api/agents/${nullDescribed.id}`)).body.data.description, null);
 });
 
 test("POST /api/agents: name required, trimmed non-empty, unique; 201 creation fields only", async (t) => {

@@ -103,11 +103,18 @@ test.serial("an agent's configYaml policies key replaces its links", async (t) =
   t.is(kept.body.data.configYaml, `rate_limit: 10\npolicies: [${p2}]\n`);
   await assertViewsAgree(t, "after patch without the key");
 
-  // Listing a tenant-wide policy links it: it now applies to that agent only.
+  // Listing a tenant-wide policy would take it from every other agent (with agents:write only): 409, nothing changes.
   const wide = await policy([]);
-  const c = await agent(`policies: [${wide}]\n`);
-  t.deepEqual(await policyAgents(wide), [c]);
-  await assertViewsAgree(t, "after create with policies");
+  const create = await stack.api.call<{ error: string }>("POST", "/api/agents", { name: `narrowing-${wide}`, configYaml: `policies: [${wide}]\n` });
+  t.is(create.status, 409);
+  t.regex(create.body.error, new RegExp(`${wide} applies to every agent`));
+  const listed = await stack.api.call<{ data: { name: string }[] }>("GET", "/api/agents?limit=500");
+  t.false(listed.body.data.some((x) => x.name === `narrowing-${wide}`), "the agent was not created");
+  const patch = await stack.api.call("PATCH", `/api/agents/${a}`, { configYaml: `policies: [${p2}, ${wide}]\n` });
+  t.is(patch.status, 409);
+  t.deepEqual(await policyAgents(wide), [], "still tenant-wide");
+  t.deepEqual(await configPolicies(a), [p2]);
+  await assertViewsAgree(t, "after the refused narrowing");
 });
 
 test.serial("leaving an agent-scoped policy with no agent is a 409 and changes nothing", async (t) => {

@@ -3,7 +3,8 @@
 // - a configYaml with a `policies` key replaces that agent's links;
 // - a change of a policy's agents rewrites the affected agents' stored configYaml `policies` key and
 //   appends a deployment record (the actor as deployedBy);
-// - a change that would leave an agent-scoped policy with no agent (silently making it tenant-wide) is a 409.
+// - a change that would leave an agent-scoped policy with no agent (silently making it tenant-wide) is a 409;
+//   so is an agent's configYaml naming a tenant-wide policy (silently taking it from every other agent).
 // Callers hold lockTenantGovernance for the whole transaction, so concurrent writers see each other's links.
 import type { Queryable } from "../stores/postgres/db.js";
 import { getAgent, insertDeployment, linkedPolicyIds, updateAgent } from "../stores/postgres/agents-repo.js";
@@ -25,13 +26,25 @@ function wouldOrphan(policyId: string): Error {
   );
 }
 
-/** Replaces an agent's policy links (its configYaml `policies` key). Returns the policies whose agents changed. */
+function wouldNarrow(policyId: string): Error {
+  return conflict(
+    `policy ${policyId} applies to every agent of the tenant; naming it in one agent's configYaml would take it ` +
+      "from all the others. It applies to this agent already; to scope it, set the policy's agents",
+  );
+}
+
+/**
+ * Replaces an agent's policy links (its configYaml `policies` key). Returns the policies whose agents changed.
+ * Naming a tenant-wide policy (no agents) is a 409, as its mirror image is: linking it would silently take
+ * it from every other agent, through a write that needs only agents:write.
+ */
 export async function setAgentLinks(db: Queryable, tenantId: string, agentId: string, wanted: readonly string[]): Promise<string[]> {
   const current = new Set(await linkedPolicyIds(db, agentId));
   const want = new Set(wanted);
   const removed = [...current].filter((p) => !want.has(p));
   const added = [...want].filter((p) => !current.has(p));
-  const counts = await linkCounts(db, tenantId, removed);
+  const counts = await linkCounts(db, tenantId, [...removed, ...added]);
+  for (const p of added) if ((counts.get(p) ?? 0) === 0) throw wouldNarrow(p);
   for (const p of removed) if ((counts.get(p) ?? 0) <= 1) throw wouldOrphan(p);
   await deleteLinks(db, tenantId, removed.map((policyId) => ({ policyId, agentId })));
   await insertLinks(db, tenantId, added.map((policyId) => ({ policyId, agentId })));

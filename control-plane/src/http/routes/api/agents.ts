@@ -27,7 +27,7 @@ export const AgentCreateBody = z
     modelProvider: Short.optional(),
     modelName: Short.optional(),
     environment: Short.optional(),
-    description: Description.optional(),
+    description: Description.nullable().optional(),
     configYaml: ConfigYaml.optional(),
   })
   .strict()
