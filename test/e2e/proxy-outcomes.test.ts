@@ -310,14 +310,15 @@ test.serial("provider 4xx/5xx answers are passed through unchanged (status, body
   for (const status of [400, 401, 403, 404, 413, 422, 429, 500, 503, 529]) {
     const body = Buffer.from(`{\n  "error": {"message": "scripted failure ${status} \\u00e9", "type": "x", "code": ${status}}\n}\n`);
     ctl.handle((_req, res) => {
-      res.writeHead(status, { "content-type": "application/json", "retry-after": "7", "x-request-id": `req_provider_${status}`, "x-ratelimit-remaining-requests": "0", "content-length": String(body.length) });
+      res.writeHead(status, { "content-type": "application/json", "retry-after": "7", "x-request-id": `req_provider_${status}`, "x-ratelimit-remaining-requests": "0", "x-service-evil": "1", "content-length": String(body.length) });
       res.end(body);
     });
     const res = await rawCall(`${edge.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: CHAT });
     t.is(res.status, status);
     t.true(res.bytes.equals(body), `${status}: body unchanged`);
     t.is(res.headers["retry-after"], "7");
-    t.is(res.headers["x-request-id"], `req_provider_${status}`, "the provider's request id is kept");
+    t.is(res.headers["x-upstream-request-id"], `req_provider_${status}`, "the provider's request id is kept, under its own name");
+    t.is(res.headers["x-service-evil"], undefined, "a provider's X-Service-* field does not pass for the sidecar's");
     t.is(res.headers["x-ratelimit-remaining-requests"], "0");
     t.is(res.headers["content-length"], String(body.length));
     serviceHeadersPresent(t, res, String(status));
@@ -325,6 +326,7 @@ test.serial("provider 4xx/5xx answers are passed through unchanged (status, body
     t.is(trace.status, "error");
     t.is(trace.httpStatus, status);
     t.is(trace.errorCode, `upstream_${status}`);
+    t.is(res.headers["x-request-id"], trace.requestId, "X-Request-Id is the sidecar's (the trace's)");
   }
 });
 

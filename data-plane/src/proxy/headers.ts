@@ -41,9 +41,15 @@ export function upstreamRequestHeaders(h: IncomingHttpHeaders, bodyLength: numbe
   return out;
 }
 
+/** Where the provider's own X-Request-Id goes: X-Request-Id carries the sidecar's (DESIGN.md §4). */
+const UPSTREAM_REQUEST_ID = "x-upstream-request-id";
+
 /**
- * The provider's response headers as the client gets them: hop-by-hop fields dropped, and the framing
- * fields (content-length, content-encoding when the sidecar decoded the body) left for the caller to set.
+ * The provider's response headers as the client gets them: hop-by-hop fields and X-Service-* (the
+ * sidecar's own namespace: a provider's field of that name would pass for the sidecar's) dropped, the
+ * provider's X-Request-Id renamed X-Upstream-Request-Id (support tickets need it; X-Request-Id echoes
+ * the client's), and the framing fields (content-length, content-encoding when the sidecar decoded the
+ * body) left for the caller to set.
  */
 export function downstreamResponseHeaders(h: Record<string, string | string[] | undefined>, dropEncoding: boolean): OutgoingHttpHeaders {
   const listed = connectionListed(h.connection);
@@ -51,17 +57,14 @@ export function downstreamResponseHeaders(h: Record<string, string | string[] | 
   for (const name in h) {
     const value = h[name];
     if (value === undefined || HOP_BY_HOP.has(name) || name === "content-length" || (dropEncoding && name === "content-encoding")) continue;
-    if (listed?.has(name)) continue;
-    out[name] = value;
+    if (listed?.has(name) || name.startsWith(SERVICE_PREFIX)) continue;
+    out[name === "x-request-id" ? UPSTREAM_REQUEST_ID : name] = value;
   }
   return out;
 }
 
-/** Copies the X-Service-* (and X-Request-Id, unless the provider sent its own) headers onto a response's headers. */
+/** Sets the X-Service-* headers and X-Request-Id (the sidecar's request id, on every answer) on a response's headers. */
 export function addServiceHeaders(out: OutgoingHttpHeaders, service: Record<string, string>): OutgoingHttpHeaders {
-  for (const name in service) {
-    if (name === "x-request-id" && out[name] !== undefined) continue; // keep the provider's request id (support tickets)
-    out[name] = service[name];
-  }
+  for (const name in service) out[name] = service[name];
   return out;
 }
