@@ -6,6 +6,7 @@
 // - a tool-only answer is scored non-empty.
 import test from "ava";
 import { performance } from "node:perf_hooks";
+import { gzipSync } from "node:zlib";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
 import { detectPii } from "../policy/pii/index.js";
@@ -97,6 +98,51 @@ for (const action of ["redact", "block"] as const) {
     }
   });
 }
+
+for (const action of ["redact", "block"] as const) {
+  test(`a 2xx stream in an encoding the sidecar cannot decode, with an outbound ${action} policy: 502 unreadable_answer, not passed through altered`, async (t) => {
+    const s = await setup([policy("pol_out", action, "outbound")]);
+    try {
+      for (const [n, encoding] of ["zstd", "gzip, br", "br,identity,zstd"].entries()) {
+        s.answer({ headers: { "content-type": "text/event-stream", "content-encoding": encoding }, body: GARBAGE });
+        const r = await call(s.url, true);
+        t.is(r.status, 502, encoding);
+        t.is((JSON.parse(r.body.toString()) as { error: { code: string } }).error.code, "unreadable_answer");
+        const tr = await traceOf(s, n + 1);
+        t.is(tr.errorCode, "unreadable_answer");
+        t.true(tr.streamed);
+        t.true(tr.inputTokens > 0, "the prompt the provider billed is on the trace");
+        t.is(s.budget.inFlight(AGENT, day()), 0);
+      }
+      // `identity` beside a coding the sidecar decodes is no obstacle.
+      s.answer({ headers: { "content-type": "text/event-stream", "content-encoding": "gzip, identity" }, body: gzipSync(sse("Write to jane.doe@example.com please.")) });
+      const r = await call(s.url, true);
+      t.is(r.status, 200);
+      if (action === "redact") t.true(r.text.includes("[REDACTED:email]"));
+      t.false(r.text.includes("jane.doe"));
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test("a 2xx answer whose gzip body is damaged: 502 unreadable_answer with the prompt charged (not 'unreachable'), with or without policies", async (t) => {
+  for (const policies of [[], [policy("pol_out", "redact", "outbound")]]) {
+    const s = await setup(policies);
+    try {
+      const whole = gzipSync(completion("fine"));
+      s.answer({ headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: Buffer.concat([whole.subarray(0, 12), Buffer.alloc(20, 0x41)]) });
+      const r = await call(s.url);
+      t.is(r.status, 502);
+      t.is((JSON.parse(r.body.toString()) as { error: { code: string } }).error.code, "unreadable_answer");
+      const tr = await traceOf(s);
+      t.is(tr.errorCode, "unreadable_answer");
+      t.true(tr.inputTokens > 0);
+    } finally {
+      await s.close();
+    }
+  }
+});
 
 test("an unreadable 2xx answer without outbound block/redact policies (none, log only, inbound only) is passed through byte for byte", async (t) => {
   for (const policies of [[], [policy("pol_log", "log", "outbound")], [policy("pol_in", "redact", "inbound")]]) {

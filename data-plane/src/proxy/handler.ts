@@ -30,7 +30,7 @@ import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservat
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
 import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
 import { isAbort, isConnectTimeout, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
-import { decodableEncoding, decodeStream, decodeSync } from "./content-decoding.js";
+import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
 
@@ -201,6 +201,8 @@ export function createProxyHandler(deps: ProxyDeps) {
     };
     /** The answer (or its headers) went out: a failure after this cannot answer with an error any more. */
     let responded = false;
+    /** Set once the call is forwarded: what an internal fault must still do (stop the provider's answer, charge the prompt). */
+    let forwarded: { abort(): void; chargeUnanswered(): void } | undefined;
     try {
       // 2. The prompt: text, PII, injection score; its token count only when something needs it.
       const prompt = adapter.promptText(body);
@@ -288,6 +290,15 @@ export function createProxyHandler(deps: ProxyDeps) {
       });
       const endpoint = endpoints.get(adapter.name)!;
       const tUp = performance.now();
+      forwarded = {
+        abort: () => abort.emit("abort"),
+        chargeUnanswered: () => {
+          const settled = unansweredUsage(promptTokens);
+          draft.usage = settled.usage;
+          draft.tokensEstimated = settled.estimated;
+          draft.cost = costOf(price, draft.usage);
+        },
+      };
       /** The provider could not be reached or its answer could not be read: 502/504, or client_closed. */
       const upstreamFailed = (e: unknown): void => {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
@@ -347,6 +358,15 @@ export function createProxyHandler(deps: ProxyDeps) {
       let completionText = "";
       let finishReason: string | undefined;
 
+      if (status < 300 && (isSse || target.stream) && encoding === undefined && undecodableEncoding(upstream.headers["content-encoding"]) && actsOnAnswers(state, agent)) {
+        // A stream in a coding the sidecar cannot undo (zstd) cannot be judged by the outbound block/redact
+        // policies that apply: refused (fail closed) as such a JSON answer is, below. Stopped here; the
+        // prompt the provider billed is charged.
+        abort.emit("abort");
+        forwarded.chargeUnanswered();
+        draft.streamed = true;
+        return unreadable(`${adapter.name} answered with a stream in an encoding the sidecar cannot decode (${String(upstream.headers["content-encoding"])}); outbound policies cannot judge it`, clientGone);
+      }
       if (status < 300 && (isSse || target.stream)) {
         // 8a. Stream: headers leave at once with the input cost known now; every chunk is written as it
         // arrives; the final cost goes in an HTTP trailer and the trace.
@@ -356,7 +376,10 @@ export function createProxyHandler(deps: ProxyDeps) {
         // trace have the provider's figures.
         service["x-service-cost"] = formatUsd(inputCost(price, promptTokenCount >= 0 ? promptTokenCount : Math.ceil(prompt.length / 4)));
         service["x-service-overhead-ms"] = ms(tUp - t0 + (performance.now() - tHeaders));
-        outHeaders.trailer = "X-Service-Cost";
+        // The final cost goes in a trailer, which needs chunked framing: an HTTP/1.0 client (nginx's default
+        // to its upstreams) gets a close-delimited body and the cost in the trace only.
+        const trailers = req.httpVersionMajor > 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1);
+        if (trailers) outHeaders.trailer = "X-Service-Cost";
         // Every applicable outbound policy is evaluated when the stream ends (policy/stream): counted now.
         service["x-service-policies"] = String(draft.evaluations.length + applicablePolicies(state.orderedPolicies, agent, "outbound").length);
         if (isSse && outHeaders["x-accel-buffering"] === undefined) outHeaders["x-accel-buffering"] = "no"; // nginx in front must not buffer
@@ -396,11 +419,11 @@ export function createProxyHandler(deps: ProxyDeps) {
               res.destroy();
             } else {
               if (isSse) res.write(adapter.errorEvent(`${adapter.name} stream interrupted`, draft.errorCode, { status: 502, details: { trace_id: traceId } }));
-              res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
+              if (trailers) res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
               res.end();
             }
           } else {
-            res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
+            if (trailers) res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
             res.end();
           }
         }
@@ -409,9 +432,18 @@ export function createProxyHandler(deps: ProxyDeps) {
         let raw: Buffer;
         try {
           raw = await readUpstreamBody(upstream.body);
-          if (encoding) raw = decodeSync(raw, encoding);
         } catch (e) {
           return upstreamFailed(e);
+        }
+        if (encoding) {
+          try {
+            raw = decodeSync(raw, encoding);
+          } catch {
+            // The provider answered (and billed the prompt), but its compressed body is damaged: nobody can read it.
+            draft.timing.providerMs = spans.provider = performance.now() - tUp;
+            forwarded.chargeUnanswered();
+            return unreadable(`${adapter.name} answered ${status} with a ${encoding} body that cannot be decoded`, clientGone);
+          }
         }
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         let json: unknown;
@@ -512,6 +544,11 @@ export function createProxyHandler(deps: ProxyDeps) {
       deps.onError(e, "proxy.internal");
       draft.status = "error";
       draft.errorCode = "internal_error";
+      if (forwarded && !responded) {
+        // The provider was called and its answer was not settled: it stops now, and the prompt it billed is charged.
+        forwarded.abort();
+        if (draft.usage === ZERO_USAGE) forwarded.chargeUnanswered();
+      }
       if (!res.headersSent) {
         draft.httpStatus = 500;
         responded = true;

@@ -81,3 +81,42 @@ test("a fault after a stream's headers went out: the connection is cut, the budg
     await s.close();
   }
 });
+
+test("a fault while the provider is still streaming stops the provider's answer and charges the prompt it billed", async (t) => {
+  let upstreamClosedAt = 0;
+  let writes = 0;
+  const startedAt = Date.now();
+  const s = await startInProcessProxy(
+    state,
+    (_body, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const timer = setInterval(() => {
+        writes++;
+        res.write(chunk({ choices: [{ index: 0, delta: { content: "more " }, finish_reason: null }] }));
+      }, 20);
+      res.on("close", () => {
+        clearInterval(timer);
+        upstreamClosedAt = Date.now();
+      });
+      setTimeout(() => res.end(sse), 3_000);
+    },
+    (deps) => {
+      deps.streamGovernor = () => {
+        throw new Error("injected fault");
+      };
+    },
+  );
+  try {
+    const r = await call(s.url, true);
+    t.true(r.cut);
+    await until(() => upstreamClosedAt > 0 && s.traces.length > 0);
+    t.true(upstreamClosedAt > 0 && upstreamClosedAt - startedAt < 1_500, `the provider's stream was closed (after ${upstreamClosedAt - startedAt} ms, ${writes} writes)`);
+    const trace = s.traces[0]!;
+    t.is(trace.errorCode, "internal_error");
+    t.true(trace.inputTokens > 0, "the prompt the provider billed is on the trace");
+    t.true(trace.tokensEstimated);
+    t.true(trace.costUsd > 0);
+  } finally {
+    await s.close();
+  }
+});

@@ -1,7 +1,7 @@
 // The sidecar's own answers (refusals and failures), in one JSON shape that every provider SDK surfaces:
 // {error: {code, message, request_id, type, ...}} (error.message and error.code/type are what the
 // openai, anthropic, genai, mistral and cohere SDKs read from an error body).
-import type { ServerResponse } from "node:http";
+import { STATUS_CODES, type ServerResponse } from "node:http";
 
 export class ProxyRefusal extends Error {
   constructor(
@@ -29,6 +29,7 @@ export function sendJsonError(res: ServerResponse, e: ProxyRefusal, requestId: s
   const headers: Record<string, string> = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
   for (const name in serviceHeaders) headers[name] = serviceHeaders[name]!;
   if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(e.retryAfterSeconds);
-  res.writeHead(e.status, headers);
+  // The reason phrase given: a writeHead that threw earlier (an internal fault) leaves its own behind.
+  res.writeHead(e.status, STATUS_CODES[e.status] ?? "", headers);
   res.end(body);
 }
