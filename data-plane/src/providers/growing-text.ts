@@ -4,6 +4,7 @@
 // hundred characters at the end of a 1 MB answer after every delta would copy the answer once per
 // delta. Here only the last block (at most BLOCK characters plus the latest append) is copied again.
 // Offsets into it convert through text-offsets.ts, whose index of it grows with it.
+import type { OffsetIndex } from "./text-offsets.js";
 
 /** Characters after which a block is sealed (never appended to again). */
 const BLOCK = 4096;
@@ -14,6 +15,8 @@ export class GrowingText {
   /** Where each block starts in the text. */
   private readonly starts: number[] = [0];
   private size = 0;
+  /** Its offset index, made and extended by text-offsets.ts: kept with the text, which only grows. */
+  offsets: OffsetIndex | undefined;
 
   constructor(text = "") {
     this.append(text);

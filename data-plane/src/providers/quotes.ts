@@ -10,7 +10,7 @@
 // (redactStrings), placed or not.
 import type { JsonObject } from "./json.js";
 import type { RangeMapper } from "./shift-range.js";
-import { fromUtf16, toUtf16, unitOfQuote, unitOfRange, type OffsetUnit } from "./text-offsets.js";
+import { fromUtf16, toUtf16, unitOfQuote, unitOfRange, type OffsetText, type OffsetUnit } from "./text-offsets.js";
 
 /** Where a quote object keeps its offsets and its text. A missing start counts as 0 (proto3 JSON omits it). */
 export interface QuoteFields {
@@ -37,7 +37,7 @@ export interface PlacedQuote {
  * that are not integers or end before they start, a text its offsets do not point at in any unit, or
  * (no text) a range outside the text in every unit.
  */
-export function placeQuote(quote: JsonObject, f: QuoteFields, text: string, units: readonly OffsetUnit[]): PlacedQuote | undefined {
+export function placeQuote(quote: JsonObject, f: QuoteFields, text: OffsetText, units: readonly OffsetUnit[]): PlacedQuote | undefined {
   const start = quote[f.start] ?? 0;
   const end = quote[f.end];
   if (typeof start !== "number" || typeof end !== "number" || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start) return undefined;
@@ -53,7 +53,7 @@ export function placeQuote(quote: JsonObject, f: QuoteFields, text: string, unit
  * A quote whose offsets are wrong, placed where its text first occurs in `text`; its offsets are written
  * back in `unit` (the provider's own).
  */
-export function placeByText(quote: JsonObject, f: QuoteFields, text: string, unit: OffsetUnit): PlacedQuote | undefined {
+export function placeByText(quote: JsonObject, f: QuoteFields, text: OffsetText, unit: OffsetUnit): PlacedQuote | undefined {
   const quoted = quote[f.text];
   if (typeof quoted !== "string" || quoted === "") return undefined;
   const at = text.indexOf(quoted);
@@ -71,7 +71,7 @@ export function quoteText(quote: JsonObject, f: QuoteFields): string | undefined
  * ranges onto it): offsets in the quote's own unit, text (when it has one) cut from `after`. Leaves a
  * quote whose range and text did not change as it was (byte for byte).
  */
-export function moveQuote(quote: JsonObject, f: QuoteFields, placed: PlacedQuote, after: string, map: RangeMapper): boolean {
+export function moveQuote(quote: JsonObject, f: QuoteFields, placed: PlacedQuote, after: OffsetText, map: RangeMapper): boolean {
   const [s, e] = map(placed.start, placed.end);
   const text = after.slice(s, e);
   const start = fromUtf16(after, s, placed.unit);

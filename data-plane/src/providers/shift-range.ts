@@ -7,6 +7,8 @@
 // in kept text moves with it; a boundary inside a replaced value widens to the whole replacement,
 // so a quote that touched a redacted value quotes its label. Undefined when the copy does not line
 // up with the original (not a redaction of it).
+// A stream governor writes the redacted copy itself, a piece at a time: it records the kept runs as it
+// writes them (KeptRuns) instead of finding them again in the whole text for every quoting event.
 
 const LABEL = /\[REDACTED:[a-z_]+\]/g;
 
@@ -55,7 +57,14 @@ export type RangeMapper = (start: number, end: number) => [number, number];
 export function rangeMapper(before: string, after: string): RangeMapper | undefined {
   if (before === after) return (start, end) => [start, end];
   const runs = keptRuns(before, after);
-  if (!runs) return undefined;
+  return runs && mapperOver(runs, before.length, after.length);
+}
+
+/**
+ * The mapper of a copy `afterLength` long of an original `beforeLength` long, given the runs of text it
+ * kept (in order, none empty). It reads `runs` when called: call it before they change.
+ */
+function mapperOver(runs: readonly Kept[], beforeLength: number, afterLength: number): RangeMapper {
   const map = (x: number, side: "start" | "end"): number => {
     // the first run that ends at or after x (runs are in order and their ends increase): binary search
     let lo = 0;
@@ -74,13 +83,32 @@ export function rangeMapper(before: string, after: string): RangeMapper | undefi
       return lo === 0 ? 0 : runs[lo - 1]!.a + runs[lo - 1]!.length;
     }
     // past the last run: inside a replaced region at the very end
-    return side === "end" ? after.length : runs.length > 0 ? runs[runs.length - 1]!.a + runs[runs.length - 1]!.length : 0;
+    return side === "end" ? afterLength : runs.length > 0 ? runs[runs.length - 1]!.a + runs[runs.length - 1]!.length : 0;
   };
   return (start, end) => {
-    const s = map(Math.max(0, Math.min(start, before.length)), "start");
-    const e = map(Math.max(0, Math.min(end, before.length)), "end");
+    const s = map(Math.max(0, Math.min(start, beforeLength)), "start");
+    const e = map(Math.max(0, Math.min(end, beforeLength)), "end");
     return [s, Math.max(s, e)];
   };
+}
+
+/** The kept runs of a redacted copy, recorded as it is written (appended to, in order). */
+export class KeptRuns {
+  private readonly runs: Kept[] = [];
+
+  /** `length` characters at `b` in the original were copied to `a` in the copy (after every earlier run). */
+  keep(b: number, a: number, length: number): void {
+    if (length <= 0) return;
+    const last = this.runs[this.runs.length - 1];
+    // text kept across two writes is one run, as rangeMapper would find it
+    if (last && last.b + last.length === b && last.a + last.length === a) last.length += length;
+    else this.runs.push({ b, a, length });
+  }
+
+  /** The mapper of the copy so far (the original's first `beforeLength` characters, the copy's `afterLength`). */
+  mapper(beforeLength: number, afterLength: number): RangeMapper {
+    return mapperOver(this.runs, beforeLength, afterLength);
+  }
 }
 
 export function shiftRange(before: string, after: string, start: number, end: number): [number, number] | undefined {

@@ -3,10 +3,13 @@
 // O(n)-a-call implementations they replaced, on random mixed text: ASCII, accented (2 UTF-8 bytes),
 // CJK (3), emoji (surrogate pairs, 4), lone surrogates (one code point, 3 bytes as U+FFFD), with offsets
 // out of range, inside characters, not integers, NaN and infinite; texts interleaved so the index cache
-// is hit, missed and evicted.
+// is hit, missed and evicted. A streamed text (GrowingText) keeps its index while it grows: its offsets
+// must stay those of the string it holds after every append, and the kept runs a stream records as it
+// writes its redacted copy must map ranges as rangeMapper, which finds them in the whole text.
 import test from "ava";
 import { createRng } from "../policy/pii/fixtures/prng.js";
-import { rangeMapper } from "./shift-range.js";
+import { GrowingText } from "./growing-text.js";
+import { KeptRuns, rangeMapper } from "./shift-range.js";
 import { fromUtf16, toUtf16, unitOfQuote, unitOfRange, type OffsetUnit } from "./text-offsets.js";
 
 // ---- the reference implementations (as they were before indexing) ----
@@ -246,6 +249,100 @@ test("rangeMapper maps every range as the linear scan of its runs did", (t) => {
     if (!got || !want) continue;
     for (let s = -1; s <= before.length + 1; s++) {
       for (let e = -1; e <= before.length + 1; e++) {
+        const [gs, ge] = got(s, e);
+        const [ws, we] = want(s, e);
+        if (gs !== ws || ge !== we) t.fail(`${JSON.stringify({ before, after, s, e })}: [${gs}, ${ge}], want [${ws}, ${we}]`);
+        mapped++;
+      }
+    }
+  }
+  t.true(mapped > 10_000, `${mapped} ranges mapped`);
+});
+
+test("a growing text converts offsets as the string it holds after every append (appends cutting surrogate pairs in two, texts longer than a block)", (t) => {
+  const r = rng(31);
+  let checked = 0;
+  for (let round = 0; round < 4; round++) {
+    const whole = randomText(r, round === 3 ? ASCII : PIECES, 5000) + String(round);
+    const grown = new GrowingText();
+    for (let at = 0; at < whole.length; ) {
+      // cut anywhere in UTF-16 units: sometimes between the halves of a pair
+      const next = Math.min(whole.length, at + 1 + Math.floor(r() * 300));
+      grown.append(whole.slice(at, next));
+      at = next;
+      const text = whole.slice(0, at);
+      for (let q = 0; q < 4; q++) {
+        const unit = UNITS[Math.floor(r() * UNITS.length)]!;
+        const top = unit === "utf8" ? Buffer.byteLength(text, "utf8") : unit === "codepoints" ? [...text].length : text.length;
+        // the first query indexes the text to its end (counting a high surrogate there as a lone one)
+        const n = q === 0 ? Infinity : Math.floor(r() * (top + 3)) - 1;
+        if (toUtf16(grown, n, unit) !== refToUtf16(text, n, unit)) t.fail(`toUtf16 round ${round}, ${at} units, ${n} ${unit}`);
+        const u = q === 0 ? text.length : Math.floor(r() * (text.length + 2));
+        if (fromUtf16(grown, u, unit) !== refFromUtf16(text, u, unit)) t.fail(`fromUtf16 round ${round}, ${at} units, ${u} ${unit}`);
+        const [s, e] = [Math.floor(r() * (text.length + 2)) - 1, Math.floor(r() * (text.length + 2))];
+        if (grown.slice(s, e) !== text.slice(s, e)) t.fail(`slice round ${round}, ${at} units, ${s}..${e}`);
+        checked++;
+      }
+    }
+    t.is(grown.toString(), whole);
+  }
+  t.true(checked > 200, `${checked} checks`);
+  // the low half of a pair arrives after its high half was counted alone
+  const split = new GrowingText("a\ud83d");
+  t.is(fromUtf16(split, 2, "utf8"), 4, "a lone high surrogate: 3 bytes");
+  split.append("\ude00b");
+  t.is(fromUtf16(split, 3, "utf8"), 5, "then one code point of 4 bytes with its low half");
+  t.is(fromUtf16(split, 4, "codepoints"), 3);
+  t.is(toUtf16(split, 5, "utf8"), 3);
+});
+
+test("a growing text slices as a string does (negative, missing, out of range, not integers)", (t) => {
+  const text = "héllo 😀 ".repeat(1500); // longer than a block
+  const grown = new GrowingText();
+  for (let i = 0; i < text.length; i += 1000) grown.append(text.slice(i, i + 1000));
+  t.is(grown.length, text.length);
+  const args: (number | undefined)[] = [undefined, 0, 3, -3, 4095, 4096, 4097, 8200, text.length, text.length + 5, -text.length - 5, 2.7, -2.7, Number.NaN, Infinity, -Infinity];
+  for (const s of args) for (const e of args) t.is(grown.slice(s, e), text.slice(s, e), `slice(${s}, ${e})`);
+  t.is(grown.indexOf("😀 hé"), text.indexOf("😀 hé"));
+});
+
+test("kept runs recorded as a redacted copy is written, a piece at a time, map every range as rangeMapper finds them in the whole texts", (t) => {
+  const r = rng(77);
+  const KEPT = ["a", "b", " ", "é", "😀", "中"];
+  const VALUES = ["0", "1", "42"];
+  const labels = ["[REDACTED:email]", "[REDACTED:x]"];
+  let mapped = 0;
+  for (let round = 0; round < 300; round++) {
+    // kept text without digits, values of digits: rangeMapper finds every kept piece where it was
+    let before = "";
+    let after = "";
+    const runs = new KeptRuns();
+    for (let i = Math.floor(r() * 8); i > 0; i--) {
+      if (r() < 0.4) {
+        before += randomText(r, VALUES, 4) || "7";
+        if (!/\]$/.test(after) || r() < 0.5) after += labels[Math.floor(r() * labels.length)]!;
+        continue;
+      }
+      const kept = randomText(r, KEPT, 8);
+      // written in pieces, as releases write it
+      for (let at = 0; at < kept.length; ) {
+        const next = Math.min(kept.length, at + 1 + Math.floor(r() * 4));
+        runs.keep(before.length, after.length, next - at);
+        before += kept.slice(at, next);
+        after += kept.slice(at, next);
+        at = next;
+      }
+    }
+    const got = runs.mapper(before.length, after.length);
+    const want = rangeMapper(before, after);
+    if (!want) {
+      t.fail(JSON.stringify({ before, after }));
+      continue;
+    }
+    // every range within the original, as a placed quote's (rangeMapper leaves others as they are when
+    // nothing was redacted)
+    for (let s = 0; s <= before.length; s++) {
+      for (let e = s; e <= before.length; e++) {
         const [gs, ge] = got(s, e);
         const [ws, we] = want(s, e);
         if (gs !== ws || ge !== we) t.fail(`${JSON.stringify({ before, after, s, e })}: [${gs}, ${ge}], want [${ws}, ${we}]`);

@@ -18,7 +18,7 @@ export type OffsetUnit = "utf16" | "codepoints" | "utf8";
 export type OffsetText = string | GrowingText;
 
 /** The first code points of a text, indexed: where each starts in UTF-16 units and in UTF-8 bytes. */
-interface OffsetIndex {
+export interface OffsetIndex {
   /** The text indexed (or another string equal to it). */
   text: OffsetText;
   /** Its length when last used: a GrowingText that grew since is indexed further (see reopen). */
@@ -38,8 +38,6 @@ interface OffsetIndex {
 /** Indexes of the most recently used strings, most recent first. */
 const recent: OffsetIndex[] = [];
 const RECENT = 4;
-/** The index of each growing text, for as long as it lives. */
-const growing = new WeakMap<GrowingText, OffsetIndex>();
 
 function newIndex(text: OffsetText): OffsetIndex {
   return { text, length: text.length, count: 0, complete: text.length === 0, u16: null, u8: null };
@@ -63,13 +61,10 @@ function indexOf(text: OffsetText): OffsetIndex {
   return index;
 }
 
+/** A growing text's index, kept with it (made on first use). */
 function growingIndexOf(text: GrowingText): OffsetIndex {
-  const index = growing.get(text);
-  if (index === undefined) {
-    const created = newIndex(text);
-    growing.set(text, created);
-    return created;
-  }
+  const index = text.offsets;
+  if (index === undefined) return (text.offsets = newIndex(text));
   if (index.length !== text.length) reopen(index, text.length);
   return index;
 }
@@ -91,11 +86,12 @@ function reopen(index: OffsetIndex, length: number): void {
 /** What an entry of the index is counted in (by `extend`): code points, UTF-16 units, UTF-8 bytes. */
 type Dim = "codepoints" | "utf16" | "utf8";
 
-/** Room for entries 0..entries (at least), doubling. */
+/** Room for entries 0..entries (at least), doubling (past the end of a text that may grow: copied as seldom). */
 function reserve(index: OffsetIndex, entries: number): void {
   const have = index.u16!.length;
   if (have > entries) return;
-  const size = Math.min(index.length + 1, Math.max(entries + 1, have * 2));
+  const most = typeof index.text === "string" ? index.length + 1 : Infinity;
+  const size = Math.min(most, Math.max(entries + 1, have * 2));
   const u16 = new Int32Array(size);
   const u8 = new Int32Array(size);
   u16.set(index.u16!.subarray(0, index.count + 1));
@@ -109,19 +105,55 @@ function reserve(index: OffsetIndex, entries: number): void {
  * the text ends (a target past the end, or NaN, indexes it all).
  */
 function extend(index: OffsetIndex, dim: Dim, target: number): void {
-  if (index.complete) return;
   const { text } = index;
-  const length = text.length;
+  if (typeof text === "string") {
+    if (!index.complete) extendOver(index, dim, target, text, 0, index.length);
+    return;
+  }
+  // a growing text: read a slice at a time, each as far as the target may lie
+  while (!index.complete && !(reach(index, dim) >= target)) {
+    const from = index.u16 === null ? index.count : index.u16[index.count]!;
+    const stop = stopFor(index, dim, target, from);
+    extendOver(index, dim, target, text.slice(from, Math.min(index.length, stop + 1)), from, stop);
+  }
+}
+
+/** What the last entry of the index counts in `dim`. */
+function reach(index: OffsetIndex, dim: Dim): number {
+  const k = index.count;
+  if (dim === "codepoints" || index.u16 === null) return k;
+  return dim === "utf16" ? index.u16[k]! : index.u8![k]!;
+}
+
+/** Units of a growing text sliced at least at once for indexing (small steps would slice too often). */
+const WINDOW = 1024;
+
+/**
+ * Where the next step over a growing text stops (it indexes the code points starting before; the index
+ * ends at unit `from`): where the target lies at the latest, each code point being one or two units and
+ * at least as many UTF-8 bytes as units.
+ */
+function stopFor(index: OffsetIndex, dim: Dim, target: number, from: number): number {
+  const bound = dim === "codepoints" ? 2 * (Math.ceil(target) - index.count) : Math.ceil(target) - from;
+  return Number.isNaN(bound) ? index.length : Math.min(index.length, from + Math.max(WINDOW, bound + 1));
+}
+
+/**
+ * Indexes the code points that start before unit `stop`, until the target is reached. `text` holds the
+ * units from `base` on, and one past `stop` (the low half of a pair) when the text goes on.
+ */
+function extendOver(index: OffsetIndex, dim: Dim, target: number, text: string, base: number, stop: number): void {
+  const { length } = index;
   // the last entry to index is at most ceil(target) (entry k counts at least k in every unit), at most
   // the text's length; a NaN target indexes it all
   const needed = target >= 0 ? Math.min(length, Math.ceil(target) + 1) : target < 0 ? 1 : length;
   let k = index.count;
   if (index.u16 === null) {
     // ASCII so far: entry k is k in every unit
-    while (k < length && !(k >= target) && text.charCodeAt(k) < 0x80) k++;
+    while (k < stop && !(k >= target) && text.charCodeAt(k - base) < 0x80) k++;
     index.count = k;
     if (k === length) index.complete = true;
-    if (k === length || k >= target) return;
+    if (k === stop || k >= target) return;
     // the first non-ASCII code point: entries 0..k as they are, from here on in tables
     const size = Math.min(length + 1, Math.max(needed + 1, k + 1, 64));
     index.u16 = new Int32Array(size);
@@ -133,17 +165,17 @@ function extend(index: OffsetIndex, dim: Dim, target: number): void {
   const u8 = index.u8!;
   let i = u16[k]!;
   let bytes = u8[k]!;
-  while (i < length) {
+  while (i < stop) {
     const at = dim === "codepoints" ? k : dim === "utf16" ? i : bytes;
     if (at >= target) break;
-    const c = text.charCodeAt(i);
+    const c = text.charCodeAt(i - base);
     if (c < 0x80) {
       bytes += 1;
       i += 1;
     } else if (c < 0x800) {
       bytes += 2;
       i += 1;
-    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+    } else if (isHighSurrogate(c) && i + 1 < length && (text.charCodeAt(i + 1 - base) & 0xfc00) === 0xdc00) {
       bytes += 4; // a surrogate pair
       i += 2;
     } else {
@@ -178,7 +210,7 @@ function firstAtLeast(index: OffsetIndex, n: number, codepoints: boolean): numbe
 }
 
 /** The UTF-16 index of offset `n` counted in `unit` over `text` (clamped to the text). */
-export function toUtf16(text: string, n: number, unit: OffsetUnit): number {
+export function toUtf16(text: OffsetText, n: number, unit: OffsetUnit): number {
   if (unit === "utf16") return Math.max(0, Math.min(n, text.length));
   const index = indexOf(text);
   const k = firstAtLeast(index, n, unit === "codepoints");
@@ -186,7 +218,7 @@ export function toUtf16(text: string, n: number, unit: OffsetUnit): number {
 }
 
 /** Offset `u` (a UTF-16 index into `text`) counted in `unit`. */
-export function fromUtf16(text: string, u: number, unit: OffsetUnit): number {
+export function fromUtf16(text: OffsetText, u: number, unit: OffsetUnit): number {
   const clamped = Math.max(0, Math.min(u, text.length));
   const h = Number.isNaN(clamped) ? 0 : Math.trunc(clamped); // where text.slice(0, clamped) ends
   if (unit === "utf16") return h;
@@ -211,12 +243,12 @@ export function fromUtf16(text: string, u: number, unit: OffsetUnit): number {
  * The unit in which [start, end) of `text` is `quoted` (UTF-16 tried first, then the others), or
  * undefined when no unit makes the range quote it: the quote then cannot be placed.
  */
-export function unitOfQuote(text: string, start: number, end: number, quoted: string, units: readonly OffsetUnit[]): OffsetUnit | undefined {
+export function unitOfQuote(text: OffsetText, start: number, end: number, quoted: string, units: readonly OffsetUnit[]): OffsetUnit | undefined {
   return units.find((u) => text.slice(toUtf16(text, start, u), toUtf16(text, end, u)) === quoted);
 }
 
 /** Whether offset `n` counted in `unit` lies within `text`, on a character boundary (never inside a UTF-8 sequence). */
-function fits(text: string, n: number, unit: OffsetUnit): boolean {
+function fits(text: OffsetText, n: number, unit: OffsetUnit): boolean {
   return fromUtf16(text, toUtf16(text, n, unit), unit) === n;
 }
 
@@ -226,7 +258,7 @@ function fits(text: string, n: number, unit: OffsetUnit): boolean {
  * such as the URL of an OpenAI url_citation) when the units disagree on it; undefined when the range
  * fits the text in no unit: the quote then cannot be placed.
  */
-export function unitOfRange(text: string, start: number, end: number, units: readonly OffsetUnit[], expected?: string): OffsetUnit | undefined {
+export function unitOfRange(text: OffsetText, start: number, end: number, units: readonly OffsetUnit[], expected?: string): OffsetUnit | undefined {
   const fitting = units.filter((u) => fits(text, start, u) && fits(text, end, u));
   if (expected) {
     const verified = fitting.find((u) => text.slice(toUtf16(text, start, u), toUtf16(text, end, u)).includes(expected));

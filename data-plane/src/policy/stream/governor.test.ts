@@ -866,3 +866,55 @@ test("OpenRouter: a block whose signature comes with its first text is remembere
   t.is(store.restore("agt_t", "sig-a", redacted(first)), first, "signature and first text in one item: remembered");
   t.is(store.restore("agt_t", "sig-b", redacted(second)), second);
 });
+
+test("openai: url_citation annotations interleaved with the text deltas, each after the text it covers, point at that text in what the client got, redactions before and after them", (t) => {
+  // A long answer's annotations may come one by one between its deltas (not all at the end): each is
+  // moved onto the text released so far, which grows between them (the channel's offset index and its
+  // kept runs grow with it, never rebuilt).
+  const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ id: "w2", object: "chat.completion.chunk", created: 1, model: "gpt-4o-search-preview", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const sentences = Array.from({ length: 12 }, (_, i) => {
+    const email = `agent.${i}@example.org`;
+    const link = `([source ${i}](https://example.com/s${i}))`;
+    return { email, link, text: `${i % 3 === 0 ? "Zürich 🚀 " : ""}Case ${i}: write to ${email} about it, as described ${link}. ` };
+  });
+  const text = sentences.map((s) => s.text).join("");
+  const annotation = (covered: string, from: number) => {
+    const at = text.indexOf(covered, from);
+    return { type: "url_citation", url_citation: { start_index: cps(text.slice(0, at)), end_index: cps(text.slice(0, at + covered.length)), url: covered, title: "t" } };
+  };
+  // After each delta, an annotation for every link and address the text so far has gone past by at
+  // least 20 characters (annotations come after the text they cover, not right at its end); the last
+  // ones after the last delta.
+  let raw = chunk({ role: "assistant", content: "" });
+  let sofar = 0;
+  const pending = sentences.flatMap((s) => [s.email, s.link].map((covered) => ({ covered, at: text.indexOf(covered) })));
+  const expected: string[] = [];
+  const annotate = (past: number) => {
+    while (pending.length > 0 && pending[0]!.at + pending[0]!.covered.length + 20 <= past) {
+      const { covered, at } = pending.shift()!;
+      raw += chunk({ annotations: [annotation(covered, at)] });
+      expected.push(covered.includes("@") ? "[REDACTED:email]" : covered);
+    }
+  };
+  for (const d of deltasOf(text, 9)) {
+    raw += chunk({ content: d });
+    sofar += d.length;
+    annotate(sofar);
+  }
+  annotate(Infinity);
+  raw += chunk({}, "stop") + "data: [DONE]\n\n";
+  const answerWanted = sentences.reduce((s, { email }) => s.replace(email, "[REDACTED:email]"), text);
+  for (const size of [raw.length, 13]) {
+    const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), pieces(Buffer.from(raw), size));
+    const answer = [...textOf("openai", out).completionText];
+    t.is(answer.join(""), answerWanted);
+    const cites = parseSse(out.toString("utf8"))
+      .events.filter((e) => e.data.includes("url_citation"))
+      .map((e) => (JSON.parse(e.data) as { choices: { delta: { annotations: { url_citation: { start_index: number; end_index: number } }[] } }[] }).choices[0]!.delta.annotations[0]!.url_citation);
+    t.deepEqual(
+      cites.map((c) => answer.slice(c.start_index, c.end_index).join("")),
+      expected,
+      "each annotation's code point offsets point at the link, or the label of the address, it covered",
+    );
+  }
+});

@@ -27,7 +27,8 @@ import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engi
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
 import { moveQuote, placeByText, placeQuote, quoteText, withoutRedactedValues, type PlacedQuote } from "../../providers/quotes.js";
 import { growingTailStart } from "./growing-tail.js";
-import { rangeMapper, type RangeMapper } from "../../providers/shift-range.js";
+import { KeptRuns } from "../../providers/shift-range.js";
+import { GrowingText } from "../../providers/growing-text.js";
 import { streamFormat, type Quote, type StreamFormat } from "./formats.js";
 import type { ScopedThinking } from "../thinking/index.js";
 
@@ -104,7 +105,11 @@ interface ScanResult {
 }
 
 class Channel {
-  text = "";
+  /**
+   * Everything the channel received. In blocks, not one string: the scans after each delta read its
+   * end, and quotes its offsets, without copying the whole text each time (growing-text.ts).
+   */
+  readonly text: GrowingText;
   released = 0;
   /** The last release ended inside a redacted span whose label was already written. */
   openLabel = false;
@@ -113,7 +118,9 @@ class Channel {
   scan: ScanResult = { pii: [], keywords: new Map(), regexes: new Map() };
   template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
   /** Everything released to the client (redacted). */
-  sent = "";
+  readonly sent = new GrowingText();
+  /** Where `sent` kept the text (every other character of it is a label): quotes move by these. */
+  readonly kept = new KeptRuns();
   /** A signature of this channel's text arrived with the event being processed (the channel ends with it). */
   signature: string | undefined;
   /**
@@ -124,6 +131,9 @@ class Channel {
   /** Where the text and the released text of the next signed block start. */
   signedText = 0;
   signedSent = 0;
+  constructor(text = "") {
+    this.text = new GrowingText(text);
+  }
   held(): number {
     return this.text.length - this.released;
   }
@@ -250,7 +260,7 @@ class Governor implements StreamGovernor {
     const touched = new Map<string, Channel>();
     view.pieces.forEach((p, i) => {
       const ch = this.channel(p.channel);
-      ch.text += originals[i]!;
+      ch.text.append(originals[i]!);
       ch.template = { event: block.event, json, eol: block.eol };
       touched.set(p.channel, ch);
     });
@@ -324,9 +334,7 @@ class Governor implements StreamGovernor {
       if (!ch || !where) {
         const own = quoteText(q.quote, q.fields);
         if (own === undefined) continue;
-        const temp = new Channel();
-        temp.text = own;
-        plan.unplaced.push([q, temp]);
+        plan.unplaced.push([q, new Channel(own)]);
         continue;
       }
       plan.placed.push([q, ch, where]);
@@ -337,27 +345,16 @@ class Governor implements StreamGovernor {
   }
 
   /**
-   * Moves each placed quote onto the text its channel released (a quote reaching into text still held,
-   * an entity that may still grow, is cut where the released text ends); unplaced quotes get their own
-   * text, redacted (scanned alone, and every value this stream redacted replaced); a quote without text
-   * that cannot be moved is left as it came. Whether anything changed.
+   * Moves each placed quote onto the text its channel released, by the runs of text the releases kept
+   * (a quote reaching into text still held, an entity that may still grow, is cut where the released
+   * text ends); unplaced quotes get their own text, redacted (scanned alone, and every value this stream
+   * redacted replaced). Whether anything changed.
    */
   private moveQuotes(placed: QuotePlan["placed"], unplaced: QuotePlan["unplaced"]): boolean {
     let changed = false;
-    const maps = new Map<Channel, RangeMapper | undefined>();
     for (const [q, ch, where] of placed) {
-      if (!maps.has(ch)) maps.set(ch, rangeMapper(ch.text.slice(0, ch.released), ch.sent));
-      const map = maps.get(ch);
-      if (!map) {
-        if (q.quote[q.fields.text] === undefined) continue; // offsets only: left as it came (no text to leak)
-        const temp = new Channel();
-        temp.text = ch.text.slice(where.start, where.end);
-        this.scanChannel(temp, true);
-        unplaced.push([q, temp]);
-        continue;
-      }
       const end = Math.min(where.end, ch.released);
-      changed = moveQuote(q.quote, q.fields, { ...where, start: Math.min(where.start, end), end }, ch.sent, map) || changed;
+      changed = moveQuote(q.quote, q.fields, { ...where, start: Math.min(where.start, end), end }, ch.sent, ch.kept.mapper(ch.released, ch.sent.length)) || changed;
     }
     for (const [q, temp] of unplaced) {
       const original = q.quote[q.fields.text];
@@ -518,6 +515,16 @@ class Governor implements StreamGovernor {
   }
 
   /**
+   * Where the value that may still be growing at the end of the channel's unreleased text starts.
+   * growingTailStart reads the text from its floor on and its last 32 characters (a date's first
+   * part): given the end of the text from there, it answers the same without the whole text.
+   */
+  private growingTail(ch: Channel): number {
+    const from = Math.max(0, Math.min(ch.released, ch.text.length - LOOKBEHIND_CHARS));
+    return from + growingTailStart(ch.text.slice(from), ch.released - from);
+  }
+
+  /**
    * Releases what may leave now (everything when `final`; at least up to `atLeast` when given), redacted.
    * `temp`: a text outside the channels (an unplaced quote), left out of the held-text statistics.
    */
@@ -528,7 +535,7 @@ class Governor implements StreamGovernor {
     let end = final ? n : Math.max(R, n - this.windowChars);
     // A quote may force text out before its window has passed, but never the start of a value that may
     // still be growing at the end of the text (growing-tail.ts); the quote is then cut where the release ends.
-    if (atLeast !== undefined) end = Math.max(end, Math.min(atLeast, final ? n : growingTailStart(ch.text, R)));
+    if (atLeast !== undefined) end = Math.max(end, Math.min(atLeast, final ? n : this.growingTail(ch)));
     for (const s of spans) {
       if (!final && s.end >= n) end = Math.min(end, Math.max(R, s.start)); // may still grow: hold it whole
       else if (s.start < end && end < s.end) end = Math.max(R, s.start); // never cut a span
@@ -539,9 +546,12 @@ class Governor implements StreamGovernor {
     let out = "";
     let at = R;
     let open = false;
+    const sentBefore = ch.sent.length;
     for (const s of spans) {
       if (s.start >= end) break;
-      out += ch.text.slice(at, Math.max(at, s.start));
+      const kept = Math.max(at, s.start);
+      ch.kept.keep(at, sentBefore + out.length, kept - at);
+      out += ch.text.slice(at, kept);
       const continuing = s.start < R && ch.openLabel;
       if (!continuing) out += `[REDACTED:${s.label}]`;
       if (s.end <= n && s.end - s.start >= MIN_REMEMBERED_VALUE && this.redactedValues.size < MAX_REMEMBERED_VALUES) this.redactedValues.set(ch.text.slice(s.start, s.end), s.label);
@@ -550,8 +560,9 @@ class Governor implements StreamGovernor {
       at = stop;
       open = s.end > end;
     }
+    ch.kept.keep(at, sentBefore + out.length, end - at);
     out += ch.text.slice(at, end);
-    ch.sent += out;
+    ch.sent.append(out);
     ch.openLabel = open;
     ch.released = end;
     return out;

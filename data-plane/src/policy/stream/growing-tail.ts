@@ -41,7 +41,8 @@ function datePrefixStart(text: string): number {
 
 /**
  * The start of the run at the end of `text` that may still grow into a value (text.length when the
- * text ends with no such run), never below `floor`.
+ * text ends with no such run), never below `floor`. Reads `text` from `floor` on and its last
+ * DATE_PREFIX_WINDOW characters only: the governor passes the end of a long text.
  */
 export function growingTailStart(text: string, floor: number): number {
   let i = datePrefixStart(text);
