@@ -67,6 +67,15 @@ const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
 
 const EMPTY: EventView = { pieces: [], endsChannels: [], endsStream: false };
 
+/**
+ * A provider's error event in the middle of a stream (`{"error": {...}}`: OpenAI, Mistral, Gemini): it
+ * ends the stream, so held text leaves before it, as the provider sent it (a client stops reading at
+ * the error: text after it would never be shown).
+ */
+function isProviderError(json: Json): boolean {
+  return isObject(json.error) && json.choices === undefined && json.candidates === undefined;
+}
+
 /** The reasoning channels of chat-completion choice `i` (names built once per index: every content delta ends them). */
 const reasoningNames: string[][] = [];
 function reasoningChannels(i: number): readonly string[] {
@@ -127,6 +136,7 @@ const chatCompletions: StreamFormat = {
   view(_event, data, json) {
     if (data.trim() === "[DONE]") return { ...EMPTY, endsStream: true };
     if (!isObject(json)) return EMPTY;
+    if (isProviderError(json)) return { ...EMPTY, endsStream: true };
     const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.choices).forEach((raw, position) => {
       if (!isObject(raw)) return;
@@ -231,6 +241,7 @@ const anthropic: StreamFormat = {
         return { ...EMPTY, endsChannels: [channel], endsReasoning: [thinking] };
       case "message_delta":
       case "message_stop":
+      case "error":
         return { ...EMPTY, endsStream: true };
       default:
         return EMPTY;
@@ -252,6 +263,7 @@ const anthropic: StreamFormat = {
 const google: StreamFormat = {
   view(_event, _data, json) {
     if (!isObject(json)) return EMPTY;
+    if (isProviderError(json)) return { ...EMPTY, endsStream: true };
     const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.candidates).forEach((raw, position) => {
       if (!isObject(raw)) return;

@@ -918,3 +918,30 @@ test("openai: url_citation annotations interleaved with the text deltas, each af
     );
   }
 });
+
+test("held text leaves before a provider's mid-stream error event, not after it (a client stops reading at the error)", (t) => {
+  const redact = [policy("redact", { piiTypes: ["email"] })];
+  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (content: string) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta: { content } }] });
+  const error = oa({ error: { message: "overloaded", type: "server_error", code: "overloaded" } });
+  const anthropic =
+    `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-3-5-haiku", content: [], usage: { input_tokens: 3, output_tokens: 1 } } })}\n\n` +
+    `event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })}\n\n` +
+    `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hello there, write to jo@example.com" } })}\n\n`;
+  const anthropicError = `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`;
+  const gemini = (o: object) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+  const geminiError = gemini({ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } });
+  for (const [provider, raw, err] of [
+    ["openai", chunk("Hello there, write to jo@example.com"), error],
+    ["mistral", chunk("Hello there, write to jo@example.com"), error],
+    ["anthropic", anthropic, anthropicError],
+    ["google", gemini({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Hello there, write to jo@example.com" }] } }] }), geminiError],
+  ] as const) {
+    const out = run(governor(provider, redact), [Buffer.from(raw + err)]).toString("utf8");
+    const at = out.indexOf(err);
+    t.true(at >= 0, `${provider}: the error event passes`);
+    t.true(out.endsWith(err), `${provider}: nothing after the error event: ${out.slice(at + err.length)}`);
+    t.true(out.slice(0, at).includes("Hello there, write to [REDACTED:email]"), `${provider}: the held text, redacted, before it`);
+    t.false(out.includes("jo@example.com"));
+  }
+});
