@@ -3427,7 +3427,7 @@ export interface components {
         AgentCreate: {
             /** @description Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept */
             configYaml?: string;
-            description?: string;
+            description?: string | null;
             environment?: string;
             modelName?: string;
             modelProvider?: string;
