@@ -140,6 +140,23 @@ test("errorEvent: a data chunk with a google.rpc.Status error, thrown by the gen
   }
 });
 
+test("stream usage is the answer's total only once it ended: a stream cut after running counts reports none (counted locally, flagged estimated)", (t) => {
+  const sse = (o: object) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+  const chunk = (text: string, out: number, finishReason?: string) =>
+    sse({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: { promptTokenCount: 1000, candidatesTokenCount: out, totalTokenCount: 1000 + out } });
+  const facts = (raw: string) => {
+    const o = adapter.streamObserver();
+    o.push(new TextEncoder().encode(raw));
+    return o.end();
+  };
+  t.is(facts(chunk("Hello ", 8) + chunk("there ", 20)).usage, undefined, "cut before the end: running counts are not the total");
+  t.is(facts(chunk("Hello ", 8) + chunk("there", 50, "STOP")).usage?.outputTokens, 50);
+  // The totals may come in a chunk of their own after the finishing one.
+  t.is(facts(chunk("Hello", 8, "STOP") + sse({ usageMetadata: { promptTokenCount: 1000, candidatesTokenCount: 9, totalTokenCount: 1009 } })).usage?.outputTokens, 9);
+  // A blocked prompt has no candidates: its usage (the prompt) is final.
+  t.is(facts(sse({ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 } })).usage?.inputTokens, 12);
+});
+
 const EMAIL = "jo.smith@example.com";
 const emailRedactor = create(PolicySchema, { id: "pol_email", name: "email", status: "active", action: "redact", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes: ["email"] }) });
 type Source = { startIndex?: number; endIndex: number; uri: string; license?: string };

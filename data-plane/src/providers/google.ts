@@ -389,6 +389,8 @@ class GoogleObserver implements StreamObserver {
   /** Thought text and functionCall args JSON, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
+  /** A candidate finished or the prompt was blocked: the usage seen is the answer's total. */
+  private answerEnded = false;
   private model: string | undefined;
   /** The finish reason of the lowest candidate index that sent one (as parseOne picks it from JSON). */
   private finishReason: string | undefined;
@@ -419,7 +421,7 @@ class GoogleObserver implements StreamObserver {
     const reasoning = joinGroups([...this.thoughts.keys()].sort((a, b) => a - b).map((i) => [this.thoughts.get(i) ?? ""]));
     if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
-    if (this.usage) facts.usage = this.usage;
+    if (this.usage && this.answerEnded) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
@@ -434,13 +436,14 @@ class GoogleObserver implements StreamObserver {
       this.errorMessage = error;
       return;
     }
-    // usageMetadata is cumulative; only the last chunk (finishReason set, candidatesTokenCount present)
-    // holds the totals; earlier chunks carry the prompt count alone and are not final usage.
-    const finished = asArray(json.candidates).some((c) => isObject(c) && c.finishReason !== undefined);
+    // usageMetadata is cumulative (the latest is kept), and it holds the totals only once the answer
+    // ended: a finishReason (the usage may come with it or in a chunk after it) or a blocked prompt. A
+    // stream cut before that has running counts only: end() reports no usage, so the trace counts the
+    // tokens locally and is flagged estimated, as for the other providers.
+    if (asArray(json.candidates).some((c) => isObject(c) && c.finishReason !== undefined && c.finishReason !== null)) this.answerEnded = true;
+    if (isObject(json.promptFeedback) && json.promptFeedback.blockReason !== undefined) this.answerEnded = true;
     const meta = json.usageMetadata;
-    if (isObject(meta) && (finished || meta.candidatesTokenCount !== undefined || meta.thoughtsTokenCount !== undefined)) {
-      this.usage = googleUsage(meta);
-    }
+    if (isObject(meta)) this.usage = googleUsage(meta);
     this.model = asString(json.modelVersion) ?? this.model;
     asArray(json.candidates).forEach((raw, position) => {
       if (!isObject(raw)) return;

@@ -288,3 +288,34 @@ test("a tool-only JSON answer is scored non_empty 1 and relevance 1", async (t) 
     await s.close();
   }
 });
+
+test("a provider that read the request and reset the connection: 502, the prompt it may have billed charged (estimated); one never reached: nothing charged", async (t) => {
+  const reset = await startInProcessProxy(governanceState({ tenant: "ten_answer", agent: AGENT, key: KEY }), (_body, res) => res.socket?.destroy());
+  try {
+    const r = await call(reset.url);
+    t.is(r.status, 502);
+    t.is((JSON.parse(r.body.toString()) as { error: { code: string } }).error.code, "upstream_unavailable");
+    const tr = await traceOf({ ...reset, answer: () => undefined });
+    t.true(tr.inputTokens > 0, "the provider had the whole prompt");
+    t.true(tr.tokensEstimated);
+    t.true(tr.costUsd > 0);
+  } finally {
+    await reset.close();
+  }
+  const refused = await startInProcessProxy(
+    governanceState({ tenant: "ten_answer", agent: AGENT, key: KEY }),
+    () => undefined,
+    (deps) => {
+      deps.baseUrls = { openai: "http://127.0.0.1:9" }; // discard port: nothing listens, the connection is refused
+    },
+  );
+  try {
+    const r = await call(refused.url);
+    t.is(r.status, 502);
+    const tr = await traceOf({ ...refused, answer: () => undefined });
+    t.is(tr.inputTokens, 0, "never connected: the provider billed nothing");
+    t.is(tr.costUsd, 0);
+  } finally {
+    await refused.close();
+  }
+});

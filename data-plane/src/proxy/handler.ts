@@ -29,7 +29,7 @@ import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, un
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
 import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
-import { isAbort, isConnectTimeout, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
+import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
@@ -304,9 +304,10 @@ export function createProxyHandler(deps: ProxyDeps) {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         draft.status = "error";
         const failure = clientGone || isAbort(e) ? undefined : upstreamFailure(e, adapter.name);
-        // Sent but not answered (the client left, or no answer in time): the provider bills the prompt
-        // at least, so the trace and the budget carry it, counted locally. Unreachable: nothing billed.
-        if (failure === undefined || (failure.code === "upstream_timeout" && !isConnectTimeout(e))) {
+        // Sent but not answered (the client left, no answer in time, the connection reset or closed): the
+        // provider may have read and billed the prompt, so the trace and the budget carry it, counted
+        // locally (flagged estimated). Never connected (refused, unresolvable, connect timeout): nothing billed.
+        if (failure === undefined || !neverReachedProvider(e)) {
           const settled = unansweredUsage(promptTokens);
           draft.usage = settled.usage;
           draft.tokensEstimated = settled.estimated;

@@ -35,9 +35,16 @@ export function isAbort(e: unknown): boolean {
   return code === "AbortError" || code === "UND_ERR_ABORTED";
 }
 
-/** True when the call failed before a connection to the provider existed (so the provider never saw it). */
-export function isConnectTimeout(e: unknown): boolean {
-  return codeOf(e) === "UND_ERR_CONNECT_TIMEOUT";
+/** Failures before a connection to the provider existed: name resolution, refusal, no route, connect timeout. */
+const BEFORE_CONNECTION = new Set(["UND_ERR_CONNECT_TIMEOUT", "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN", "ENETDOWN", "EADDRNOTAVAIL"]);
+
+/**
+ * True when the call failed before a connection to the provider existed, so the provider never saw the
+ * request and billed nothing. Any other failure (a reset, a connection closed before or during the
+ * answer, a timeout after connecting) may come after the provider read the prompt: it is charged.
+ */
+export function neverReachedProvider(e: unknown): boolean {
+  return BEFORE_CONNECTION.has(codeOf(e));
 }
 
 /** The answer for an upstream call that failed before the client got any byte of the response. */
