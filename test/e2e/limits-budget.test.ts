@@ -71,6 +71,28 @@ test.serial("50 parallel requests against a budget of 10 requests' cost: at most
   });
 });
 
+test.serial("requests without max_tokens, or to a model the price table does not know, reserve an upper bound: parallel calls do not overspend", async (t) => {
+  // A gpt-4o answer without max_tokens can reach 16,384 tokens; the fake answers that much.
+  const long = { inputTokens, outputTokens: 16_384 };
+  const costOfLong = computeCost(priceFor("openai", MODELS.openai), { ...long, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost;
+  const cases = [
+    { label: "no max_tokens", options: {}, script: { text: "ok", usage: long, delayMs: 300 } },
+    // An unknown name answered by a priced model: the answer is priced by the model it reports.
+    { label: "unknown model answered as gpt-4o", options: { model: "gpt-4o-private-preview-x", maxTokens: 16_384 }, script: { text: "ok", usage: long, model: MODELS.openai, delayMs: 300 } },
+  ];
+  for (const c of cases) {
+    const budget = 3.5 * costOfLong;
+    const a = await w.agent(`budget-bound-${cases.indexOf(c)}`, `budget_limit_daily: ${budget}\n`);
+    w.fakes.script(c.script);
+    const answers = await Promise.all(Array.from({ length: 30 }, () => send(w, "openai", a, PROMPT, c.options)));
+    const ok = answers.filter((r) => r.status === 200).length;
+    t.log(`${c.label}: ${ok} passed`);
+    t.true(ok >= 1 && ok <= 4, `${c.label}: passed ${ok}; 3 fit the budget, at most 1 more as the in-flight allowance`);
+    const spent = await Promise.all(answers.filter((r) => r.status === 200).map(async (r) => (await w.trace(traceIdOf(r))).costUsd));
+    t.true(spent.reduce((x, y) => x + y, 0) <= budget + costOfLong + 1e-9, `${c.label}: spend stays within the budget plus one call`);
+  }
+});
+
 test.serial("spend is counted once when the control plane's figure arrives over Sync", async (t) => {
   const a = await w.agent("budget-sync", `budget_limit_daily: ${BUDGET}\n`);
   w.fakes.script(script());

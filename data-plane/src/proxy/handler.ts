@@ -25,7 +25,7 @@ import { parseProxyUrl } from "./route.js";
 import { ClientGoneError } from "./read-body.js";
 import { admit, firstHeader, type Admission } from "./admission.js";
 import type { Price } from "../pricing/index.js";
-import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
+import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
 import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
@@ -248,12 +248,16 @@ export function createProxyHandler(deps: ProxyDeps) {
 
       // 5. Budget: reserve the most this call can cost before forwarding (input estimate + max output); settle after.
       if (agent.hasBudget) {
-        // Reserve the most this call can cost: the prompt's tokens and max_tokens of output. The exact
-        // token count (a tokenizer pass) is taken only when the budget is close: far from the limit the
-        // prompt's UTF-8 length, which no token count exceeds, decides the same (BudgetLedger.reserve).
-        const maxOut = maxOutputTokens(body);
-        const cost = (inputTokens: number) => (price ? costOf(price, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
-        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(Buffer.byteLength(prompt, "utf8")), () => cost(promptTokens()));
+        // Reserve the most this call can cost: the prompt's tokens (with the tool definitions it bills as
+        // input) and the most output it can be billed for (budget-reservation.ts), at the model's price
+        // (an unknown name: the provider's highest). The exact token count (a tokenizer pass) is taken
+        // only when the budget is close: far from the limit the UTF-8 length, which no token count
+        // exceeds, decides the same (BudgetLedger.reserve).
+        const maxOut = maxOutputTokens(body, adapter.name, model);
+        const atPrice = reservationPrice(adapter.name, price);
+        const cost = (inputTokens: number) => (atPrice ? costOf(atPrice, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
+        const inputBytes = Buffer.byteLength(prompt, "utf8") + (adapter.inputExtrasText ? Buffer.byteLength(adapter.inputExtrasText(body), "utf8") : 0);
+        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(inputBytes), () => cost(promptTokens()));
         if (!reserved) {
           const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
           return refuse(new ProxyRefusal(429, "budget_exceeded", message, {}, secondsToUtcMidnight(receivedAtMs)), "budget");

@@ -103,13 +103,22 @@ test("USD amounts are plain decimals without float noise", (t) => {
   t.is(Number(formatUsd(123456789 / 1e10)), 123456789 / 1e10);
 });
 
-test("budget reservation inputs: max output tokens in each native field, UTC day, seconds to midnight", (t) => {
-  t.is(maxOutputTokens({ max_tokens: 300 }), 300);
-  t.is(maxOutputTokens({ max_completion_tokens: 77, max_tokens: 300 }), 77);
-  t.is(maxOutputTokens({ generationConfig: { maxOutputTokens: 512 } }), 512);
-  t.is(maxOutputTokens({ max_output_tokens: 64 }), 64);
-  t.is(maxOutputTokens({}), 4096);
-  t.is(maxOutputTokens({ max_tokens: -1 }), 4096);
+test("budget reservation inputs: max output tokens in each native field (else the model's maximum), times the answers asked for; UTC day, seconds to midnight", (t) => {
+  t.is(maxOutputTokens({ max_tokens: 300 }, "openai", "gpt-4o"), 300);
+  t.is(maxOutputTokens({ max_completion_tokens: 77, max_tokens: 300 }, "openai", "gpt-4o"), 77);
+  t.is(maxOutputTokens({ generationConfig: { maxOutputTokens: 512 } }, "google", "gemini-2.5-flash"), 512);
+  t.is(maxOutputTokens({ max_output_tokens: 64 }, "cohere", "command-a-03-2025"), 64);
+  // No maximum: the model's own (a gpt-4o answer reaches 16,384 tokens), else the provider's largest.
+  t.is(maxOutputTokens({}, "openai", "gpt-4o-mini"), 16_384);
+  t.is(maxOutputTokens({ max_tokens: -1 }, "openai", "gpt-4o-2024-08-06"), 16_384);
+  t.is(maxOutputTokens({}, "openai", "gpt-5-mini"), 128_000);
+  t.is(maxOutputTokens({}, "openai", "some-future-model"), 128_000);
+  t.is(maxOutputTokens({}, "google", "models/gemini-2.5-pro"), 65_536);
+  t.is(maxOutputTokens({}, "mistral", "mistral-small-latest"), 131_072);
+  // Every answer asked for is billed.
+  t.is(maxOutputTokens({ max_tokens: 1000, n: 8 }, "openai", "gpt-4o"), 8000);
+  t.is(maxOutputTokens({ generationConfig: { maxOutputTokens: 100, candidateCount: 3 } }, "google", "gemini-2.5-flash"), 300);
+  t.is(maxOutputTokens({ max_tokens: 1000, n: 1 }, "openai", "gpt-4o"), 1000);
   const ms = Date.UTC(2026, 10, 21, 23, 59, 30, 500);
   t.is(utcDay(ms), "2026-11-21");
   t.is(utcDay(ms + 30_000), "2026-11-22");
