@@ -79,3 +79,36 @@ test("flush writes deferred spend at once (graceful stop)", async (t) => {
   await h.writer.flush();
   t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 7);
 });
+
+test("spend figures are on disk at once in the spend file: a sidecar killed within the spend delay restarts with them", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  h.writer.save(base);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 1n));
+  h.writer.save(spend(2n, 1.5), true);
+  h.writer.save(spend(3n, 2.5), true);
+  // No flush (a kill -9): the snapshot is still version 1, the newest spend is read beside it.
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd === 2.5));
+  t.is(loadSnapshot(h.path)?.state.version, 1n, "the snapshot itself waits for the spend delay");
+  t.is(loadSnapshot(h.path)?.state.agents.size, 1);
+  t.deepEqual(h.errors, []);
+});
+
+test("the spend file never lowers a figure of the same day, and a damaged or foreign one is ignored", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  h.writer.save(spend(2n, 4));
+  await h.writer.flush();
+  const { writeFileSync } = await import("node:fs");
+  const { encodeSnapshot, spendPathOf } = await import("./snapshot-file.js");
+  writeFileSync(spendPathOf(h.path), encodeSnapshot(spend(3n, 1))); // an older, lower figure of the same day
+  t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 4);
+  const nextDay = applyDelta(base, 4n, create(DeltaSchema, { spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-22", spentUsd: 0.5 })] }));
+  writeFileSync(spendPathOf(h.path), encodeSnapshot(nextDay));
+  t.deepEqual(loadSnapshot(h.path)?.state.spend.get("agt_1"), nextDay.spend.get("agt_1"), "a later day's figure replaces it");
+  writeFileSync(spendPathOf(h.path), Buffer.from([0xff, 0xff, 0xff]));
+  t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 4, "damaged: the snapshot's figures");
+  const foreign = fromSnapshot(5n, create(SnapshotSchema, { tenantId: "ten_other", spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-21", spentUsd: 99 })] }));
+  writeFileSync(spendPathOf(h.path), encodeSnapshot(foreign));
+  t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 4, "another tenant's file is not read");
+});

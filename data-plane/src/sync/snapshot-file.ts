@@ -4,11 +4,42 @@
 // the last time the control plane confirmed the state (a write, or a touch on each heartbeat), so the
 // snapshot's age survives a restart.
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { mkdir, open, rename, utimes } from "node:fs/promises";
+import { mkdir, open, rename, utimes, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { SnapshotSchema, WatchResponseSchema } from "@agentgov/proto";
 import { fromSnapshot, type GovernanceState } from "../state/governance-state.js";
+
+/** The file beside the snapshot that holds the newest spend figures (SnapshotWriter.save). */
+export const spendPathOf = (snapshotPath: string): string => `${snapshotPath}.spend`;
+
+/** The state's spend figures alone, as a snapshot message (version and tenant kept, nothing else). */
+function encodeSpend(s: GovernanceState): Uint8Array {
+  return toBinary(
+    WatchResponseSchema,
+    create(WatchResponseSchema, { version: s.version, kind: { case: "snapshot", value: create(SnapshotSchema, { tenantId: s.tenantId, spend: [...s.spend.values()] }) } }),
+  );
+}
+
+/**
+ * The spend figures written beside the snapshot after it: each agent's figure is the later day's, or on
+ * the same day the higher (figures only grow within a day; the higher errs toward refusing).
+ */
+function withNewerSpend(state: GovernanceState, spendPath: string): GovernanceState {
+  if (!existsSync(spendPath)) return state;
+  try {
+    const msg = fromBinary(WatchResponseSchema, readFileSync(spendPath));
+    if (msg.kind.case !== "snapshot" || msg.kind.value.tenantId !== state.tenantId) return state;
+    const spend = new Map(state.spend);
+    for (const x of msg.kind.value.spend) {
+      const have = spend.get(x.agentId);
+      if (!have || x.day > have.day || (x.day === have.day && x.spentUsd > have.spentUsd)) spend.set(x.agentId, x);
+    }
+    return { ...state, spend };
+  } catch {
+    return state; // a damaged spend file: the snapshot's figures
+  }
+}
 
 export function encodeSnapshot(s: GovernanceState): Uint8Array {
   return toBinary(
@@ -47,7 +78,7 @@ export function loadSnapshot(path: string): { state: GovernanceState; savedAtMs:
   try {
     const msg = fromBinary(WatchResponseSchema, readFileSync(path));
     if (msg.kind.case !== "snapshot") return undefined;
-    return { state: fromSnapshot(msg.version, msg.kind.value), savedAtMs: statSync(path).mtimeMs };
+    return { state: withNewerSpend(fromSnapshot(msg.version, msg.kind.value), spendPathOf(path)), savedAtMs: statSync(path).mtimeMs };
   } catch {
     return undefined;
   }
@@ -62,14 +93,19 @@ export const SPEND_PERSIST_DELAY_MS = 5_000;
  * must hold after a restart without the control plane); a change of spend figures only (the control
  * plane sends one after each ingest batch, many per second under load) waits up to
  * SPEND_PERSIST_DELAY_MS and is written with whatever came after it: rewriting the whole state each
- * time cost the sidecar's event loop a file create, fsync and rename per batch. Spend a restarted
- * sidecar reads from an older file is corrected by the control plane's snapshot on reconnect.
+ * time cost the sidecar's event loop a file create, fsync and rename per batch. Meanwhile the spend
+ * figures alone go at once to a small file beside it (spendPathOf; written and renamed, not synced: a
+ * crash of the process cannot lose them, which is what a restart while the control plane is unreachable
+ * needs — a sidecar killed within those 5 s forgot the spend acknowledged in them). Spend a restarted
+ * sidecar reads from older files is corrected by the control plane's snapshot on reconnect.
  */
 export class SnapshotWriter {
   private next: GovernanceState | undefined;
   private touchWanted = false;
   private running: Promise<void> | undefined;
   private deferred: NodeJS.Timeout | undefined;
+  private nextSpend: GovernanceState | undefined;
+  private writingSpend: Promise<void> | undefined;
 
   constructor(
     private readonly path: string,
@@ -81,6 +117,8 @@ export class SnapshotWriter {
   save(s: GovernanceState, spendOnly = false): void {
     this.next = s;
     if (spendOnly) {
+      this.nextSpend = s;
+      this.writingSpend ??= this.drainSpend().finally(() => (this.writingSpend = undefined));
       this.deferred ??= setTimeout(() => {
         this.deferred = undefined;
         this.kick();
@@ -90,6 +128,22 @@ export class SnapshotWriter {
     }
     this.cancelDeferred();
     this.kick();
+  }
+
+  /** Writes the newest spend figures to the spend file, one write at a time. */
+  private async drainSpend(): Promise<void> {
+    const path = spendPathOf(this.path);
+    while (this.nextSpend) {
+      const s = this.nextSpend;
+      this.nextSpend = undefined;
+      try {
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(`${path}.tmp`, encodeSpend(s), { mode: 0o600 });
+        await rename(`${path}.tmp`, path);
+      } catch (e) {
+        this.onError(e);
+      }
+    }
   }
 
   private cancelDeferred(): void {
@@ -131,6 +185,6 @@ export class SnapshotWriter {
       this.cancelDeferred();
       this.kick();
     }
-    while (this.running) await this.running;
+    while (this.running || this.writingSpend) await (this.running ?? this.writingSpend);
   }
 }
