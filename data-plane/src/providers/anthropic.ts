@@ -293,6 +293,7 @@ export const anthropicAdapter: ProviderAdapter = {
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
+  answerToolSlots: (json) => (isObject(json) ? asArray(json.content).flatMap((b) => (isObject(b) && TOOL_BLOCKS.has(String(b.type)) && isObject(b.input) ? leafSlots(b, "input") : [])) : []),
   changedSignedReasoning: changedThinking,
   restoreSignedReasoning: restoreThinking,
   streamObserver: () => new AnthropicObserver(),

@@ -25,6 +25,12 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   return slots;
 }
 
+/** The tool-call arguments of a JSON answer: each choice's message, as in the history (toolCallSlots). */
+export function chatAnswerToolSlots(json: unknown): TextSlot[] {
+  if (!isObject(json)) return [];
+  return asArray(json.choices).flatMap((c) => (isObject(c) && isObject(c.message) ? toolCallSlots(c.message) : []));
+}
+
 /**
  * Slots of the tool calls an assistant message of the history carries: each call's `function.arguments`
  * (JSON text, or an object as Mistral accepts), a custom tool's `input`, and the legacy `function_call`.

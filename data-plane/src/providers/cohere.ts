@@ -316,6 +316,10 @@ export const cohereAdapter: ProviderAdapter = {
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
   afterRedaction: citationsAfterRedaction,
+  answerToolSlots: (json) =>
+    isObject(json) && isObject(json.message)
+      ? asArray(json.message.tool_calls).flatMap((call) => (isObject(call) && isObject(call.function) && call.function.arguments !== undefined ? argumentSlots(call.function, "arguments") : []))
+      : [],
   quotedText: (json) =>
     isObject(json) && isObject(json.message)
       ? asArray(json.message.citations)

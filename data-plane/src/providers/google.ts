@@ -494,6 +494,15 @@ export const googleAdapter: ProviderAdapter = {
     Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(reasoningGroups), fn) : mapGroups(json, reasoningGroups, fn),
   afterRedaction: groundingAfterRedaction,
   quotedText: groundingText,
+  // A JSON answer or a JSON array of chunks: every candidate's functionCall.args, leaf by leaf.
+  answerToolSlots: (json) =>
+    (Array.isArray(json) ? json : [json]).flatMap((r) =>
+      isObject(r)
+        ? asArray(r.candidates).flatMap((c) =>
+            isObject(c) && isObject(c.content) ? asArray(c.content.parts).flatMap((p) => (isObject(p) && isObject(p.functionCall) ? leafSlots(p.functionCall, "args") : [])) : [],
+          )
+        : [],
+    ),
   streamObserver: () => new GoogleObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     const status = options?.status ?? 403;

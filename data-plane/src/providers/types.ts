@@ -1,6 +1,8 @@
 // Types shared by every provider adapter: the contract the sidecar's hot path calls.
 
 /** The five supported providers (the `{provider}` path segment of `/v1/proxy/{provider}/…`). */
+import type { SlotCollector } from "./text-slots.js";
+
 export type ProviderName = "openai" | "anthropic" | "google" | "mistral" | "cohere";
 
 /**
@@ -152,6 +154,13 @@ export interface ProviderAdapter {
    * policies with the answer, so a block sees a value that only a quote carries. Absent: none.
    */
   quotedText?(json: unknown): string;
+  /**
+   * The text slots of the tool-call arguments in a JSON answer (OpenAI/Mistral `tool_calls[].function.arguments`,
+   * Anthropic `tool_use.input`, Gemini `functionCall.args`, Cohere `tool_calls[].function.arguments`), leaf
+   * by leaf: outbound policies judge them with the answer (the agent runs the call before any later
+   * request could be scanned) and a redaction rewrites each leaf on its own. Absent: none.
+   */
+  answerToolSlots?: SlotCollector;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

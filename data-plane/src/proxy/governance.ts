@@ -2,6 +2,7 @@
 // scan (PII, injection score), inbound redaction of the forwarded body, and the outbound phase of a
 // JSON answer (completion PII, evaluation, redaction of the returned body). Policy semantics live in
 // policy/engine; streamed answers are governed by a StreamGovernor (stream-governor.ts).
+import { mapSlots } from "../providers/text-slots.js";
 import type { Agent, Policy } from "@agentgov/proto";
 import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../policy/pii/index.js";
@@ -64,6 +65,7 @@ export function redactAnswer(
   scanned: ScannedText | undefined,
   hasReasoning: boolean,
   thinking?: ScopedThinking,
+  hasToolArguments = false,
 ): unknown {
   const redact = redactor(redactors, piiOn, scanned);
   const answer = adapter.mapCompletionText(json, redact);
@@ -72,6 +74,8 @@ export function redactAnswer(
     for (const c of adapter.changedSignedReasoning(json, out)) thinking.remember(c.signature, c.redacted, c.original);
   }
   if (adapter.afterRedaction) adapter.afterRedaction(json, out, quoteRedactor(redactors, piiOn, scanned));
+  // Tool-call arguments: each leaf redacted on its own (plus every value the answer had redacted).
+  if (hasToolArguments && adapter.answerToolSlots) return mapSlots(out, adapter.answerToolSlots, quoteRedactor(redactors, piiOn, scanned));
   return out;
 }
 

@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
 import type { Trace } from "@agentgov/proto";
 import { estimateTokens, type ResponseFacts } from "../providers/index.js";
+import { readSlots } from "../providers/text-slots.js";
 import { detectPii } from "../policy/pii/index.js";
 import { injectionScore } from "../policy/injection/index.js";
 import { qualityScores } from "../policy/quality/index.js";
@@ -476,10 +477,14 @@ export function createProxyHandler(deps: ProxyDeps) {
           // texts that quote it (citations, grounding, search queries); the extras are scanned only when
           // some outbound policy applies, as in streams (policy/stream). The trace keeps the findings of
           // the answer and its reasoning (a quote repeats what the answer holds).
-          const extras = (facts.reasoningText !== undefined || adapter.quotedText !== undefined) && applicablePolicies(state.orderedPolicies, agent, "outbound").length > 0;
+          const extras =
+            (facts.reasoningText !== undefined || adapter.quotedText !== undefined || adapter.answerToolSlots !== undefined) &&
+            applicablePolicies(state.orderedPolicies, agent, "outbound").length > 0;
           const judgesReasoning = extras && facts.reasoningText !== undefined;
           const output = judgesReasoning ? governedOutputText(completionText, facts.reasoningText) : completionText;
-          const quoted = extras ? (adapter.quotedText?.(json) ?? "") : "";
+          // The tool calls' arguments too: the agent runs a call before a later request could be scanned.
+          const toolArgs = extras && adapter.answerToolSlots ? readSlots(json, adapter.answerToolSlots).join("\n\n") : "";
+          const quoted = [extras ? (adapter.quotedText?.(json) ?? "") : "", toolArgs].filter((x) => x !== "").join("\n\n");
           const governed = quoted === "" ? output : `${output}\n\n${quoted}`;
           const outbound = outboundPhase(draft, agent, state, governed);
           const judgedPii = draft.completionPii;
@@ -495,7 +500,10 @@ export function createProxyHandler(deps: ProxyDeps) {
           if (outbound.redactors.length > 0) {
             const scanned = { text: governed, pii: agent.piiDetection ? judgedPii : null };
             try {
-              outBody = Buffer.from(JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id))), "utf8");
+              outBody = Buffer.from(
+                JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id), toolArgs !== "")),
+                "utf8",
+              );
             } catch (e) {
               // An answer nested deeper than the engine can copy or serialise cannot be redacted: refused
               // (fail closed), as an answer that cannot be read.

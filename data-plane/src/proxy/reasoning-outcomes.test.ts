@@ -487,3 +487,67 @@ test("an answer nested too deeply for an outbound redaction to rewrite is refuse
     await s.close();
   }
 });
+
+/** A JSON answer per provider whose tool call (only) carries EMAIL, in the provider's native shape. */
+const TOOL_ANSWERS: [string, Case, object, (j: unknown) => string][] = [
+  [
+    "openai",
+    { ...CASES.mistral, path: "/v1/proxy/openai/v1/chat/completions", headers: { authorization: "Bearer sk-x" }, request: { model: "gpt-4o", messages: hello } },
+    { id: "c7", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "send_email", arguments: `{"to": "${EMAIL}",  "n": 12345678901234567891}` } }] }, finish_reason: "tool_calls" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } },
+    (j) => String(at(j, "choices", 0, "message", "tool_calls", 0, "function", "arguments")),
+  ],
+  [
+    "anthropic",
+    CASES.anthropic,
+    { id: "msg_7", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "text", text: "Sending." }, { type: "tool_use", id: "toolu_7", name: "send_email", input: { to: EMAIL, cc: [`x ${EMAIL}`] } }], stop_reason: "tool_use", usage: { input_tokens: 10, output_tokens: 5 } },
+    (j) => JSON.stringify(at(j, "content", 1, "input")),
+  ],
+  [
+    "google",
+    CASES.google,
+    { candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall: { name: "send_email", args: { to: EMAIL } } }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } },
+    (j) => JSON.stringify(at(j, "candidates", 0, "content", "parts", 0, "functionCall", "args")),
+  ],
+  [
+    "mistral",
+    CASES.mistral,
+    { id: "c8", object: "chat.completion", created: 1, model: "mistral-large-latest", choices: [{ index: 0, message: { role: "assistant", content: "", tool_calls: [{ id: "call_8", function: { name: "send_email", arguments: { to: EMAIL } } }] }, finish_reason: "tool_calls" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } },
+    (j) => JSON.stringify(at(j, "choices", 0, "message", "tool_calls", 0, "function", "arguments")),
+  ],
+  [
+    "cohere",
+    CASES.cohere,
+    { id: "c9", finish_reason: "TOOL_CALL", message: { role: "assistant", tool_calls: [{ id: "mail_9", type: "function", function: { name: "send_email", arguments: `{"to":"${EMAIL}"}` } }] }, usage: { billed_units: { input_tokens: 10, output_tokens: 5 } } },
+    (j) => String(at(j, "message", "tool_calls", 0, "function", "arguments")),
+  ],
+];
+
+test("JSON answers: outbound policies judge the model's tool-call arguments (a block refuses, a redact rewrites each argument), for every provider", async (t) => {
+  const block = await setup([policy("pol_block", "block")]);
+  try {
+    for (const [name, c, answer] of TOOL_ANSWERS) {
+      block.answer(answer);
+      const r = await send(block, c);
+      t.is(r.status, 403, `${name}: the call is not handed to the agent`);
+      t.false(r.text.includes(EMAIL), name);
+    }
+  } finally {
+    await block.close();
+  }
+  const redact = await setup([policy("pol_redact", "redact")]);
+  try {
+    for (const [name, c, answer, args] of TOOL_ANSWERS) {
+      redact.answer(answer);
+      const r = await send(redact, c);
+      t.is(r.status, 200, name);
+      t.false(r.text.includes(EMAIL), `${name}: ${r.text}`);
+      t.true(args(JSON.parse(r.text)).includes("[REDACTED:email]"), `${name}: ${args(JSON.parse(r.text))}`);
+    }
+    // Arguments sent as JSON text keep their bytes but the redacted string (numbers, spacing).
+    redact.answer(TOOL_ANSWERS[0]![2]);
+    const openai = await send(redact, TOOL_ANSWERS[0]![1]);
+    t.is(TOOL_ANSWERS[0]![3](JSON.parse(openai.text)), `{"to": "[REDACTED:email]",  "n": 12345678901234567891}`);
+  } finally {
+    await redact.close();
+  }
+});
