@@ -289,6 +289,7 @@ export const anthropicAdapter: ProviderAdapter = {
   inputExtrasText: (body) => fieldsJson(body, ["tools"]),
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
+  systemText: (body) => (isObject(body) ? readSlots(body, (b) => blockSlots(b as JsonObject, "system")).join("\n\n") : ""),
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),

@@ -52,6 +52,14 @@ function toolCallSlots(message: JsonObject): TextSlot[] {
  * Input slots: system/developer messages first, then the others, each in request order; a message's
  * content, then the arguments of the tool calls it carries (the model's earlier calls sent back to it).
  */
+export function chatSystemSlots(body: unknown): TextSlot[] {
+  if (!isObject(body)) return [];
+  return asArray(body.messages)
+    .filter(isObject)
+    .filter((m) => SYSTEM_ROLES.has(String(m.role)))
+    .flatMap((m) => [...contentSlots(m, "content"), ...toolCallSlots(m)]);
+}
+
 export function chatPromptSlots(body: unknown): TextSlot[] {
   if (!isObject(body)) return [];
   const messages = asArray(body.messages).filter(isObject);

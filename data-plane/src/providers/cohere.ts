@@ -311,6 +311,7 @@ export const cohereAdapter: ProviderAdapter = {
   inputExtrasText: (body) => fieldsJson(body, ["tools"]),
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
+  systemText: (body) => (isObject(body) ? readSlots(body, (b) => asArray((b as JsonObject).messages).filter(isObject).filter((m) => m.role === "system").flatMap(messageSlots)).join("\n\n") : ""),
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),

@@ -486,6 +486,8 @@ export const googleAdapter: ProviderAdapter = {
   inputExtrasText: (body) => fieldsJson(body, ["tools", "toolConfig", "tool_config"]),
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
+  systemText: (body) =>
+    isObject(body) ? readSlots(body, (b) => contentSlots(b as JsonObject, (b as JsonObject).systemInstruction !== undefined ? "systemInstruction" : "system_instruction")).join("\n\n") : "",
   mapPromptText: (body, fn) => mapSlots(body, promptSlots, fn),
   parseResponse,
   mapCompletionText: (json, fn) =>

@@ -212,7 +212,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       const promptPii = agent.piiDetection ? detectPii(prompt) : null;
       spans.pii_scan = performance.now() - tp;
       draft.promptPii = promptPii ?? [];
-      draft.injectionScore = injectionScore(prompt).score;
+      // Scored without the system part (adapter.systemText): the agent's developer wrote it, and a
+      // defensive one reads like an attack. promptText puts it first, with "\n\n" after it.
+      const system = adapter.systemText(body);
+      draft.injectionScore = injectionScore(system === "" || !prompt.startsWith(system) ? prompt : prompt.slice(system.length + 2)).score;
       let promptTokenCount = -1;
       // The prompt's tokens, plus what else the request bills as input (tool definitions) when the adapter says.
       const promptTokens = () =>
