@@ -6,11 +6,15 @@ import type { PiiFinding, Recognizer } from "../types.js";
 
 // Matched sticky; "git@host.com:org/repo" (an scp-style remote) is excluded by the final look-ahead.
 // at the start of the local part found by walking back from an "@".
-const EMAIL_RE = /[A-Za-z0-9._%+-]{1,64}@((?:[A-Za-z0-9-]{1,63}\.){1,8})([A-Za-z]{2,24})(?![\w-]|\.[A-Za-z0-9]|:[\w/~])/y;
+// Local parts and domain labels may hold any letter (internationalized addresses, RFC 6531, and IDN
+// domains): an ASCII-only local part cut "müller@example.de" to "mü[REDACTED:email]".
+const EMAIL_RE = /[\p{L}\p{M}\p{N}._%+-]{1,64}@((?:[\p{L}\p{M}\p{N}-]{1,63}\.){1,8})([A-Za-z]{2,24})(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}]|:[\w/~])/uy;
+const NON_ASCII_WORD_CHAR = /[\p{L}\p{M}\p{N}]/u;
 const CONTEXT_RE = /\b(?:e-?mail|mail|contact|address|courriel|correo)\b/i;
 const MAX_LOCAL = 64;
 
 function isLocalChar(c: number): boolean {
+  if (c >= 0x80) return c < 0xd800 || c > 0xdfff ? NON_ASCII_WORD_CHAR.test(String.fromCharCode(c)) : false;
   return (
     (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ||
     c === 46 /* . */ || c === 95 /* _ */ || c === 37 /* % */ || c === 43 /* + */ || c === 45 /* - */
