@@ -103,6 +103,24 @@ test("keyword offsets stay exact around characters whose lower case changes leng
   t.is(applyRedaction(text, spans), "İstanbul [REDACTED:keyword] plan");
 });
 
+test("a keyword matches the forms a text may write it in: decomposed accents, full-width letters, invisible characters between letters, ß as ss, dotted and dotless i", (t) => {
+  const cases: [string, string, string][] = [
+    ["café", "the cafe\u0301 menu", "the [REDACTED:keyword] menu"],
+    ["secret", "the ｓｅｃｒｅｔ plan", "the [REDACTED:keyword] plan"],
+    ["secret", "the se\u200bc\u00adret plan", "the [REDACTED:keyword] plan"],
+    ["straße", "HAUPTSTRASSE 5", "HAUPT[REDACTED:keyword] 5"],
+    ["istanbul", "İSTANBUL office", "[REDACTED:keyword] office"],
+    ["İstanbul", "istanbul office", "[REDACTED:keyword] office"],
+    ["c++", "c++ and c", "[REDACTED:keyword] and c"],
+  ];
+  for (const [keyword, text, redacted] of cases) {
+    t.is(applyRedaction(text, redactSpans(text, [policy("redact", { keywords: [keyword] })], null)), redacted, `${keyword} in ${JSON.stringify(text)}`);
+    const out = evaluatePhase([policy("block", { keywords: [keyword] })], { agent, phase: "inbound", text, model: "m", inputTokens: 0, pii: null, injectionScore: 0 });
+    t.truthy(out.blockedBy, `a block keyword ${keyword} holds against ${JSON.stringify(text)}`);
+  }
+  t.deepEqual(redactSpans("secrets are cafes", [policy("redact", { keywords: ["secretary", "café"] })], null), [], "no looser than the keyword");
+});
+
 test("partRedactor cuts whole-text spans per part, with context across parts", (t) => {
   // Context words in the first part make the bare number in the second an SSN in the joined text.
   const parts = ["Here is my social security number", "078 05 1121 and 536-22-8726"];

@@ -74,8 +74,39 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 /** Cache key of a keyword list (also used to remember which lists were seen in a stream). */
 export const keywordListKey = (keywords: readonly string[]): string => keywords.join("\u0000");
 
+/** Invisible characters that may sit between a keyword's letters (soft hyphen, zero-width, word joiner, BOM). */
+const INVISIBLES = "[\\u00ad\\u200b-\\u200d\\u2060\\ufeff]*";
+/** Letters a keyword's letter also stands for, beyond simple case folding. */
+const ALSO: Readonly<Record<string, readonly string[]>> = {
+  i: ["İ", "ı", "i\u0307"],
+  İ: ["i", "ı"],
+  ı: ["i", "İ"],
+  ß: ["ss", "ẞ"],
+  ẞ: ["ss", "ß"],
+};
+
 /**
- * One case-insensitive alternation of the (literal) keywords, longest first so that the longest
+ * A keyword as a pattern for the forms a text may write it in without changing what it says: composed
+ * or decomposed accents ("café" / "cafe\u0301"), full-width Latin letters and digits ("ｓｅｃｒｅｔ"),
+ * invisible characters between its letters ("se\u200bcret"), ß as ss, the dotted and dotless i. A
+ * literal match only let any of these through a block keyword. Matched on the text as it is, so the
+ * offsets (for redaction) are the text's own.
+ */
+function keywordSource(word: string): string {
+  const parts: string[] = [];
+  for (const ch of word.normalize("NFC")) {
+    const forms = new Set<string>([ch, ch.normalize("NFD")]);
+    const code = ch.codePointAt(0)!;
+    if (code > 0x20 && code < 0x7f) forms.add(String.fromCodePoint(code + 0xfee0)); // full-width form
+    for (const f of ALSO[ch] ?? ALSO[ch.toLowerCase()] ?? []) forms.add(f);
+    const alts = [...forms].map(escape);
+    parts.push(alts.length === 1 ? alts[0]! : `(?:${alts.join("|")})`);
+  }
+  return parts.join(INVISIBLES);
+}
+
+/**
+ * One case-insensitive alternation of the keywords (keywordSource), longest first so that the longest
  * keyword at a position wins. Matching with a regex rather than `toLowerCase().indexOf` keeps offsets
  * exact for characters whose lower-case form has another length (e.g. "İ").
  */
@@ -84,7 +115,7 @@ export function keywordRegex(keywords: readonly string[]): TextPattern | null {
   let re = keywordLists.get(key);
   if (re === undefined) {
     const words = [...new Set(keywords.filter((k) => k.length > 0))].sort((a, b) => b.length - a.length);
-    re = words.length === 0 ? null : nativePattern(new RegExp(words.map(escape).join("|"), "giu"));
+    re = words.length === 0 ? null : nativePattern(new RegExp(words.map(keywordSource).join("|"), "giu"));
     if (keywordLists.size > MAX_ENTRIES) keywordLists.clear();
     keywordLists.set(key, re);
   }
