@@ -68,3 +68,41 @@ test(`${how} on the embedded-Postgres start: REST keeps answering through the dr
   }
 });
 }
+
+test("after a kill -9 the next start takes over: the embedded Postgres the killed process left running is stopped first", async (t) => {
+  t.timeout(120_000);
+  const dataDir = mkdtempSync(join(tmpdir(), "agentgov-ops-orphan-"));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", SIDECAR_PORT: "0", BOOTSTRAP_API_KEY: generateApiKey("api") };
+  const start = async () => {
+    const child = spawn(process.execPath, [join(repo, "bin", "agentgov.js"), "start"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const ready = await new Promise<boolean>((resolve) => {
+      let out = "";
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString("utf8");
+        if (out.includes('"restUrl"')) resolve(true);
+      });
+      void exited.then(() => resolve(false));
+    });
+    return { child, exited, ready, stderr: () => stderr };
+  };
+  const first = await start();
+  try {
+    t.true(first.ready, first.stderr().slice(-2000));
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const second = await start();
+    try {
+      t.true(second.ready, `the second start: ${second.stderr().slice(-2000)}`);
+      second.child.kill("SIGTERM");
+      t.is(await second.exited, 0);
+    } finally {
+      if (second.child.exitCode === null) second.child.kill("SIGKILL");
+    }
+  } finally {
+    if (first.child.exitCode === null) first.child.kill("SIGKILL");
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

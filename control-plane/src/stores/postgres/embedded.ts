@@ -103,6 +103,44 @@ async function importEmbeddedPostgres(): Promise<typeof import("embedded-postgre
   return EmbeddedPostgres;
 }
 
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The process is a Postgres server (Linux /proc; elsewhere assumed, as the pid file names it). */
+function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("postgres");
+  } catch {
+    return !existsSync("/proc");
+  }
+}
+
+/** The process that started the embedded Postgres of `dataDir` (its connection file) is still running. */
+function ownerAlive(dataDir: string): boolean {
+  try {
+    return isAlive((JSON.parse(readFileSync(connectionFilePath(dataDir), "utf8")) as ConnectionFile).pid);
+  } catch {
+    return false;
+  }
+}
+
+/** Fast shutdown of an orphaned Postgres (SIGINT), waited for up to 15 s. */
+async function stopOrphan(pid: number): Promise<void> {
+  try {
+    process.kill(pid, "SIGINT");
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 150 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+}
+
 export async function startEmbeddedPostgres(dataDir: string, log: (m: string) => void = () => undefined): Promise<EmbeddedPostgresHandle> {
   const root = resolve(dataDir);
   const dir = join(root, "postgres");
@@ -129,17 +167,14 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
   });
   if (fresh) await server.initialise();
   // A stale postmaster.pid from a killed run blocks start; Postgres itself refuses if it is really running.
+  // A Postgres left running by a process that was killed (kill -9: it runs in a process group of its
+  // own, so nothing stopped it) is stopped first: nobody else uses it (the process that started it is
+  // gone), and it would keep every later start out.
   const pidFile = join(dir, "postmaster.pid");
   if (existsSync(pidFile)) {
     const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-    let alive = false;
-    try {
-      process.kill(pid, 0);
-      alive = true;
-    } catch {
-      alive = false;
-    }
-    if (!alive) rmSync(pidFile);
+    if (isAlive(pid) && isPostgres(pid) && !ownerAlive(dataDir)) await stopOrphan(pid);
+    if (!isAlive(pid)) rmSync(pidFile, { force: true });
   }
   await withDetachedChildren(() => server.start());
   const admin = server.getPgClient();
