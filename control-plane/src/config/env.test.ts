@@ -27,6 +27,9 @@ test("URLs: only the schemes the programs speak, refused at start with the varia
     ["DATABASE_URL", "mysql://x:1/y"],
     ["CLICKHOUSE_URL", "clickhouse://default:ChPwSecret99@127.0.0.1:9000"],
     ["CLICKHOUSE_URL", "localhost:8123"],
+    // No URL at all: named too (the scheme check used to throw a bare "Invalid URL" out of the parse).
+    ["DATABASE_URL", "notaurl"],
+    ["CLICKHOUSE_URL", "not a url"],
   ] as const) {
     const e = t.throws(() => loadControlPlaneConfig({ [name]: value }));
     t.regex(e!.message, new RegExp(name), value);

@@ -7,9 +7,12 @@ const bool = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** The URL's protocol, or "" when it is no URL (zod 4 runs a refine after a failed .url() too). */
+const protocolOf = (u: string): string => (URL.canParse(u) ? new URL(u).protocol : "");
+
 /** A URL with one of `schemes` (the protocols the programs can use), e.g. ["http:", "https:"]. */
 const urlWith = (...schemes: string[]) =>
-  z.string().url().refine((u) => schemes.includes(new URL(u).protocol), `must be a ${schemes.map((x) => x.slice(0, -1)).join(" or ")} URL`);
+  z.string().url().refine((u) => schemes.includes(protocolOf(u)), `must be a ${schemes.map((x) => x.slice(0, -1)).join(" or ")} URL`);
 
 export const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.data"),

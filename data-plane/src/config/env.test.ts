@@ -27,6 +27,9 @@ test("provider and control-plane URLs must be http(s): refused at start with the
     ["PROVIDER_OPENAI_URL", "ftp://127.0.0.1:18999"],
     ["PROVIDER_COHERE_URL", "javascript:alert(1)"],
     ["CONTROL_PLANE_GRPC_URL", "mailto:a@b"],
+    // No URL at all: named too (the scheme check used to throw a bare "Invalid URL" out of the parse).
+    ["PROVIDER_OPENAI_URL", "not-a-url"],
+    ["CONTROL_PLANE_GRPC_URL", "nope"],
   ] as const) {
     const e = t.throws(() => loadSidecarConfig({ ...KEY, [name]: value }));
     t.regex(e!.message, new RegExp(name), value);

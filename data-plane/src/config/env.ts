@@ -4,7 +4,8 @@ import { z } from "zod";
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 /** An http(s) URL: the only schemes the sidecar speaks (others failed on every call, not at start). */
-const httpUrl = z.string().url().refine((u) => /^https?:$/.test(new URL(u).protocol), "must be an http or https URL");
+// (zod 4 runs the refine after a failed .url() too: a string that is no URL must not throw there.)
+const httpUrl = z.string().url().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an http or https URL");
 
 export const SidecarEnvSchema = z.object({
   DATA_DIR: z.string().min(1).default("./.data"),
