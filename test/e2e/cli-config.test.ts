@@ -4,7 +4,7 @@
 // environment they use the checked values (an empty BOOTSTRAP_IDP_ORG_ID is the default organization),
 // and `migrate` reports the migrations it applied.
 import test from "ava";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,4 +51,25 @@ test("migrate reports what it applied, then nothing; keys create treats an empty
     t.is(key.status, 0, key.stderr);
     t.is((JSON.parse(key.stdout) as { tenantId: string }).tenantId, (JSON.parse(tenant.stdout) as { tenantId: string }).tenantId);
   });
+});
+
+test("start: a port that is taken fails with the variables that choose it named", async (t) => {
+  const { createServer } = await import("node:net");
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+  const port = String((taken.address() as import("node:net").AddressInfo).port);
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-cli-port-"));
+  try {
+    const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ["bin/agentgov.js", "start"], { cwd: REPO, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dir, PORT: port, GRPC_PORT: "0", SIDECAR_PORT: "0" } });
+      let stderr = "";
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+      child.on("exit", (status) => resolve({ status, stderr }));
+    });
+    t.is(r.status, 1);
+    t.regex(r.stderr, /EADDRINUSE.*set PORT, GRPC_PORT or SIDECAR_PORT/, r.stderr.slice(-500));
+  } finally {
+    taken.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

