@@ -107,27 +107,28 @@ async function main(argv: string[]): Promise<void> {
         "Press Ctrl-C to stop.",
         "",
       ];
-      process.stderr.write(`${lines.join("\n")}\n`);
-      out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, sidecarUrl: sidecar.url, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
+      // Signals are handled before the ready line goes out: a stop asked for as soon as it is read is graceful too.
       onSignals(async () => {
         // Both fail readiness at once; the sidecar drains and flushes its traces into the still-running control plane.
         cp.ops.lifecycle.startDraining();
         await sidecar.stop();
         await cp.stop();
       }, hardDeadline(env, 2));
+      process.stderr.write(`${lines.join("\n")}\n`);
+      out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, sidecarUrl: sidecar.url, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
       return;
     }
     case "control-plane": {
       const { startControlPlane } = await import("../main.js");
       const cp = await startControlPlane(loadControlPlaneConfig(env));
-      out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
       onSignals(() => cp.stop(), hardDeadline(env, 1));
+      out({ restUrl: cp.restUrl, grpcUrl: cp.grpcUrl, ...(cp.createdApiKey ? { apiKey: cp.createdApiKey } : {}) });
       return;
     }
     case "sidecar": {
       const sc = await startSidecarProcess(env, {});
-      out({ sidecarUrl: sc.url });
       onSignals(() => sc.stop(), hardDeadline(env, 1));
+      out({ sidecarUrl: sc.url });
       return;
     }
     case "migrate": {
