@@ -209,7 +209,7 @@ export class RedactedThinkingStore {
       }
     };
     try {
-      log.startRewrite([...this.entries.values()]);
+      log.startRewrite([...this.entries.values()], (r) => this.entries.get(r.index) === r);
     } catch (e) {
       this.fileFailed(e);
       return;

@@ -118,6 +118,7 @@ export class ThinkingLog {
         tmp: string;
         fd: number;
         records: SealedRecord[];
+        isLive: (r: SealedRecord) => boolean;
         at: number;
         bytes: number;
         /** Records appended to the file since the rewrite started, and how many of them the temporary file has. */
@@ -152,15 +153,17 @@ export class ThinkingLog {
   /**
    * Starts replacing the file with `records`, written by rewriteStep a slice at a time (so a rewrite of
    * tens of MB does not hold the event loop), synced by syncRewrite, put in place by commitRewrite. Records
-   * appended meanwhile go to the file as usual and are written after `records` too. Throws (the temporary
-   * file removed) on a failure.
+   * appended meanwhile go to the file as usual and are written after `records` too, those `isLive` still
+   * holds for only (a block remembered again while the sync runs replaces its earlier record: without the
+   * check the new file kept every record of the sync's duration, and grew past its bound). Throws (the
+   * temporary file removed) on a failure.
    */
-  startRewrite(records: SealedRecord[]): void {
+  startRewrite(records: SealedRecord[], isLive: (r: SealedRecord) => boolean = () => true): void {
     this.abortRewrite();
     const tmp = `${this.file}.tmp`;
     rmSync(tmp, { force: true }); // a stale one (an earlier crash): not reused, whatever its owner and mode
     const fd = openSync(tmp, "wx", 0o600);
-    this.pendingRewrite = { tmp, fd, records, at: 0, bytes: 0, appended: [], appendedWritten: 0, syncing: false };
+    this.pendingRewrite = { tmp, fd, records, isLive, at: 0, bytes: 0, appended: [], appendedWritten: 0, syncing: false };
   }
 
   /**
@@ -255,6 +258,7 @@ export class ThinkingLog {
   }
 
   private writeRecord(w: NonNullable<ThinkingLog["pendingRewrite"]>, r: SealedRecord): number {
+    if (!w.isLive(r)) return 0;
     const b = Buffer.from(line(r), "utf8");
     writeAll(w.fd, b);
     w.bytes += b.length;
