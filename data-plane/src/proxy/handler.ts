@@ -255,13 +255,13 @@ export function createProxyHandler(deps: ProxyDeps) {
         // Reserve the most this call can cost: the prompt's tokens (with the tool definitions it bills as
         // input) and the most output it can be billed for (budget-reservation.ts), at the model's price
         // (an unknown name: the provider's highest). The exact token count (a tokenizer pass) is taken
-        // only when the budget is close: far from the limit the UTF-8 length, which no token count
-        // exceeds, decides the same (BudgetLedger.reserve).
+        // only when the budget is close: far from the limit the request body's length decides the same,
+        // since it holds the prompt and the tool definitions as UTF-8 (or longer escapes) and no token
+        // count exceeds a text's bytes (BudgetLedger.reserve).
         const maxOut = maxOutputTokens(body, adapter.name, model);
         const atPrice = reservationPrice(adapter.name, price);
         const cost = (inputTokens: number) => (atPrice ? costOf(atPrice, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
-        const inputBytes = Buffer.byteLength(prompt, "utf8") + (adapter.inputExtrasText ? Buffer.byteLength(adapter.inputExtrasText(body), "utf8") : 0);
-        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(inputBytes), () => cost(promptTokens()));
+        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(admission.bodyBytes.length), () => cost(promptTokens()));
         if (!reserved) {
           const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
           return refuse(new ProxyRefusal(429, "budget_exceeded", message, {}, secondsToUtcMidnight(receivedAtMs)), "budget");
@@ -298,15 +298,14 @@ export function createProxyHandler(deps: ProxyDeps) {
       });
       const endpoint = endpoints.get(adapter.name)!;
       const tUp = performance.now();
-      forwarded = {
-        abort: () => abort.emit("abort"),
-        chargeUnanswered: () => {
-          const settled = unansweredUsage(promptTokens);
-          draft.usage = settled.usage;
-          draft.tokensEstimated = settled.estimated;
-          draft.cost = costOf(price, draft.usage);
-        },
+      /** The provider may have read and billed the prompt, and no usage came back: counted locally (flagged estimated). */
+      const chargeUnanswered = (): void => {
+        const settled = unansweredUsage(promptTokens);
+        draft.usage = settled.usage;
+        draft.tokensEstimated = settled.estimated;
+        draft.cost = costOf(price, draft.usage);
       };
+      forwarded = { abort: () => abort.emit("abort"), chargeUnanswered };
       /** The provider could not be reached or its answer could not be read: 502/504, or client_closed. */
       const upstreamFailed = (e: unknown): void => {
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
@@ -315,12 +314,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         // Sent but not answered (the client left, no answer in time, the connection reset or closed): the
         // provider may have read and billed the prompt, so the trace and the budget carry it, counted
         // locally (flagged estimated). Never connected (refused, unresolvable, connect timeout): nothing billed.
-        if (failure === undefined || !neverReachedProvider(e)) {
-          const settled = unansweredUsage(promptTokens);
-          draft.usage = settled.usage;
-          draft.tokensEstimated = settled.estimated;
-          draft.cost = costOf(price, draft.usage);
-        }
+        if (failure === undefined || !neverReachedProvider(e)) chargeUnanswered();
         settleBudget();
         if (failure === undefined) {
           draft.errorCode = "client_closed";
@@ -372,7 +366,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         // policies that apply: refused (fail closed) as such a JSON answer is, below. Stopped here; the
         // prompt the provider billed is charged.
         abort.emit("abort");
-        forwarded.chargeUnanswered();
+        chargeUnanswered();
         draft.streamed = true;
         return unreadable(`${adapter.name} answered with a stream in an encoding the sidecar cannot decode (${String(upstream.headers["content-encoding"])}); outbound policies cannot judge it`, clientGone);
       }
@@ -450,7 +444,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           } catch {
             // The provider answered (and billed the prompt), but its compressed body is damaged: nobody can read it.
             draft.timing.providerMs = spans.provider = performance.now() - tUp;
-            forwarded.chargeUnanswered();
+            chargeUnanswered();
             return unreadable(`${adapter.name} answered ${status} with a ${encoding} body that cannot be decoded`, clientGone);
           }
         }

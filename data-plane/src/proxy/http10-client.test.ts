@@ -3,15 +3,11 @@
 // (an HTTP/1.1 client also gets it in the X-Service-Cost trailer).
 import test from "ava";
 import { connect } from "node:net";
-import { governanceState, startInProcessProxy } from "./testing/in-process-proxy.js";
+import { governanceState, openAiUpstream, OPENAI_COMPLETION as completion, OPENAI_SSE as sse, startInProcessProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_http10_test_key";
 const AGENT = "agt_01HTTP10000000000000000000";
 const state = governanceState({ tenant: "ten_http10", agent: AGENT, key: KEY });
-const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
-const chunk = (o: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", ...o })}\n\n`;
-const sse = chunk({ choices: [{ index: 0, delta: { content: "fine" }, finish_reason: "stop" }] }) + chunk({ choices: [], usage }) + "data: [DONE]\n\n";
-const completion = JSON.stringify({ id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage });
 
 /** One raw HTTP/1.0 exchange: the whole bytes the server sent until it closed the connection. */
 function http10(url: string, body: string): Promise<string> {
@@ -33,15 +29,7 @@ function http10(url: string, body: string): Promise<string> {
 }
 
 test("an HTTP/1.0 client gets a streamed answer whole, close-delimited, and its trace carries the cost", async (t) => {
-  const s = await startInProcessProxy(state, (body, res) => {
-    if (body.includes('"stream":true')) {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(sse);
-    } else {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(completion);
-    }
-  });
+  const s = await startInProcessProxy(state, openAiUpstream);
   try {
     const raw = await http10(s.url, JSON.stringify({ model: "gpt-4o-mini", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "hello" }] }));
     const [head, ...rest] = raw.split("\r\n\r\n");

@@ -3,33 +3,16 @@
 // safety net. The faults are injected through the handler's dependencies; everything else is real
 // (governance state, rate limiter, budget ledger, an upstream HTTP server, undici).
 import test from "ava";
-import { callProxy, governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+import { callProxy, governanceState, openAiChunk as chunk, openAiUpstream, OPENAI_SSE as sse, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
 import type { ProxyDeps } from "./handler.js";
 
 const KEY = "sk_fault_test_key";
 const AGENT = "agt_01FAULT00000000000000000000";
 const state = governanceState({ tenant: "ten_fault", agent: AGENT, key: KEY });
 
-const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
-const completion = JSON.stringify({ id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage });
-const chunk = (o: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", ...o })}\n\n`;
-const sse = chunk({ choices: [{ index: 0, delta: { content: "fine" }, finish_reason: "stop" }] }) + chunk({ choices: [], usage }) + "data: [DONE]\n\n";
-
-/** The real handler before an upstream answering `completion` (JSON) or `sse` (streams), with `fault` injected. */
+/** The real handler before an upstream answering an OpenAI completion (JSON or SSE), with `fault` injected. */
 function setup(fault: (deps: ProxyDeps) => void): Promise<InProcessProxy> {
-  return startInProcessProxy(
-    state,
-    (body, res) => {
-      if (body.includes('"stream":true')) {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.end(sse);
-      } else {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(completion);
-      }
-    },
-    fault,
-  );
+  return startInProcessProxy(state, openAiUpstream, fault);
 }
 
 const call = (url: string, stream: boolean) => callProxy(url, { key: KEY, agent: AGENT }, stream);

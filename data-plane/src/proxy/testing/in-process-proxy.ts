@@ -29,6 +29,24 @@ export function governanceState(ids: { tenant: string; agent: string; key: strin
   );
 }
 
+const OPENAI_USAGE = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+/** An OpenAI chat completion chunk (SSE event) with `o` beside its id and model. */
+export const openAiChunk = (o: object): string => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", ...o })}\n\n`;
+/** An OpenAI answer "fine" (10 + 5 tokens): JSON, and the same as an SSE stream with usage. */
+export const OPENAI_COMPLETION = JSON.stringify({ id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: OPENAI_USAGE });
+export const OPENAI_SSE = openAiChunk({ choices: [{ index: 0, delta: { content: "fine" }, finish_reason: "stop" }] }) + openAiChunk({ choices: [], usage: OPENAI_USAGE }) + "data: [DONE]\n\n";
+
+/** An upstream that answers OPENAI_SSE to a streaming request and OPENAI_COMPLETION to the others. */
+export function openAiUpstream(body: Buffer, res: ServerResponse): void {
+  if (body.includes('"stream":true')) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(OPENAI_SSE);
+  } else {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(OPENAI_COMPLETION);
+  }
+}
+
 export interface InProcessProxy {
   url: string;
   traces: Trace[];
