@@ -226,11 +226,20 @@ test("pii_scan includes the completion's scan: JSON answer (not counted in polic
   const s = await setup([]);
   try {
     s.answer({ headers: { "content-type": "application/json" }, body: completion(LONG) });
-    await call(s.url);
-    const tr = await traceOf(s);
+    // A GC pause or a lost CPU slice can land inside the (empty) policy evaluation of one call and make it
+    // look as long as a scan (CI saw 2.6 ms once): up to three calls, and one whose spans split the time
+    // right is the proof. If the scan were counted in policy_eval, every call would show it.
     const min = scanMs() / 2;
-    t.true(span(tr, "pii_scan")! >= min, `pii_scan ${span(tr, "pii_scan")} ms, a scan of the completion takes ~${2 * min} ms`);
-    t.true(span(tr, "policy_eval")! < min, `policy_eval ${span(tr, "policy_eval")} ms holds no scan`);
+    const seen: string[] = [];
+    for (let i = 1; i <= 3; i++) {
+      await call(s.url);
+      const tr = await traceOf(s, i);
+      const scan = span(tr, "pii_scan")!;
+      const evaluation = span(tr, "policy_eval")!;
+      if (scan >= min && evaluation < min) break;
+      seen.push(`pii_scan ${scan} ms, policy_eval ${evaluation} ms`);
+    }
+    t.true(seen.length < 3, `a scan of the completion takes ~${2 * min} ms; the calls showed ${seen.join("; ")}`);
   } finally {
     await s.close();
   }
