@@ -8,7 +8,12 @@ type Clients = ReturnType<typeof sdkClients>;
 export interface SdkOutcome {
   text: string;
   tools: string[];
+  /** Streams: each tool call's arguments as the client assembles them from the events (parsed JSON). */
+  args?: unknown[];
 }
+
+/** Parses JSON-text arguments assembled from fragments (an object passes as it is). */
+const parsed = (a: unknown): unknown => (typeof a === "string" && a !== "" ? (JSON.parse(a) as unknown) : a);
 
 export interface SdkDriver {
   json(c: Clients, tools: boolean, prompt?: string): Promise<SdkOutcome>;
@@ -41,11 +46,16 @@ export const DRIVERS: Record<FakeProviderName, SdkDriver> = {
         ...(tools ? { tools: openaiTools } : {}),
       });
       const out: SdkOutcome = { text: "", tools: [] };
+      const args = new Map<number, string>();
       for await (const chunk of s) {
         const d = chunk.choices[0]?.delta;
         out.text += d?.content ?? "";
-        for (const call of d?.tool_calls ?? []) if (call.function?.name) out.tools.push(call.function.name);
+        for (const call of d?.tool_calls ?? []) {
+          if (call.function?.name) out.tools.push(call.function.name);
+          args.set(call.index, (args.get(call.index) ?? "") + (call.function?.arguments ?? ""));
+        }
       }
+      out.args = [...args.values()].map(parsed);
       return out;
     },
   },
@@ -73,10 +83,13 @@ export const DRIVERS: Record<FakeProviderName, SdkDriver> = {
         ...(tools ? { tools: [{ name: "get_weather", input_schema: { ...PARAMS, required: [...PARAMS.required] } }] } : {}),
       });
       const out: SdkOutcome = { text: "", tools: [] };
+      const args = new Map<number, string>();
       for await (const e of s) {
         if (e.type === "content_block_delta" && e.delta.type === "text_delta") out.text += e.delta.text;
+        if (e.type === "content_block_delta" && e.delta.type === "input_json_delta") args.set(e.index, (args.get(e.index) ?? "") + e.delta.partial_json);
         if (e.type === "content_block_start" && e.content_block.type === "tool_use") out.tools.push(e.content_block.name);
       }
+      out.args = [...args.values()].map(parsed);
       return out;
     },
   },
@@ -95,10 +108,13 @@ export const DRIVERS: Record<FakeProviderName, SdkDriver> = {
         contents: prompt,
         config: { systemInstruction: SYSTEM, ...(tools ? { tools: [{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: PARAMS }] }] } : {}) },
       });
-      const out: SdkOutcome = { text: "", tools: [] };
+      const out: SdkOutcome = { text: "", tools: [], args: [] };
       for await (const chunk of s) {
         out.text += chunk.text ?? "";
-        for (const f of chunk.functionCalls ?? []) out.tools.push(f.name ?? "");
+        for (const f of chunk.functionCalls ?? []) {
+          out.tools.push(f.name ?? "");
+          out.args!.push(f.args);
+        }
       }
       return out;
     },
@@ -120,11 +136,16 @@ export const DRIVERS: Record<FakeProviderName, SdkDriver> = {
         ...(tools ? { tools: [{ type: "function", function: { name: "get_weather", parameters: { ...PARAMS } } }] } : {}),
       });
       const out: SdkOutcome = { text: "", tools: [] };
+      const args: unknown[] = [];
       for await (const e of s) {
         const d = e.data.choices[0]?.delta;
         if (typeof d?.content === "string") out.text += d.content;
-        for (const call of d?.toolCalls ?? []) out.tools.push(call.function.name);
+        for (const call of d?.toolCalls ?? []) {
+          out.tools.push(call.function.name);
+          args.push(call.function.arguments);
+        }
       }
+      out.args = args.map(parsed);
       return out;
     },
   },
@@ -145,10 +166,16 @@ export const DRIVERS: Record<FakeProviderName, SdkDriver> = {
         ...(tools ? { tools: [{ type: "function", function: { name: "get_weather", parameters: { ...PARAMS } } }] } : {}),
       });
       const out: SdkOutcome = { text: "", tools: [] };
+      const args = new Map<number, string>();
       for await (const e of s) {
         if (e.type === "content-delta") out.text += e.delta?.message?.content?.text ?? "";
         if (e.type === "tool-call-start") out.tools.push(e.delta?.message?.toolCalls?.function?.name ?? "");
+        if (e.type === "tool-call-start" || e.type === "tool-call-delta") {
+          const i = e.index ?? 0;
+          args.set(i, (args.get(i) ?? "") + (e.delta?.message?.toolCalls?.function?.arguments ?? ""));
+        }
       }
+      out.args = [...args.values()].map(parsed);
       return out;
     },
   },

@@ -190,6 +190,8 @@ class AnthropicObserver implements StreamObserver {
   /** Thinking block text by block index (reasoningText). */
   private readonly thinking = new Map<number, string>();
   private readonly tools = new Map<number, ToolCallFact>();
+  /** Tool input JSON text by block index (input_json_delta fragments joined). */
+  private readonly toolInputs = new Map<number, string>();
   /** Thinking text and tool input JSON fragments, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
   private usageRaw: JsonObject | undefined;
@@ -213,6 +215,7 @@ class AnthropicObserver implements StreamObserver {
     const reasoning = joinGroups(order(this.thinking).map((i) => [this.thinking.get(i) ?? ""]));
     if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
+    if (this.toolInputs.size > 0) facts.toolArguments = order(this.toolInputs).map((i) => this.toolInputs.get(i));
     if (this.usageRaw && this.usageFinal) facts.usage = anthropicUsage(this.usageRaw);
     else if (this.usageRaw) {
       // Cut before message_delta: message_start's input, cache-read and cache-write counts are exact; the
@@ -253,6 +256,7 @@ class AnthropicObserver implements StreamObserver {
           this.texts.set(index, (this.texts.get(index) ?? "") + delta.text);
         } else if (delta.type === "input_json_delta" && typeof delta.partial_json === "string" && delta.partial_json) {
           this.uncounted.push(delta.partial_json);
+          this.toolInputs.set(index, (this.toolInputs.get(index) ?? "") + delta.partial_json);
         } else if (delta.type === "thinking_delta" && typeof delta.thinking === "string" && delta.thinking) {
           this.uncounted.push(delta.thinking);
           this.thinking.set(index, (this.thinking.get(index) ?? "") + delta.thinking);

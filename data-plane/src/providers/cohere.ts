@@ -227,6 +227,8 @@ class CohereObserver implements StreamObserver {
   private readonly thinking = new Map<number, string>();
   private plan = "";
   private readonly tools = new Map<number, ToolCallFact>();
+  /** Tool-call arguments JSON text by tool-call index (start and delta fragments joined). */
+  private readonly toolArgs = new Map<number, string>();
   /** Thinking text, tool-plan and tool-call argument fragments, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
@@ -247,10 +249,19 @@ class CohereObserver implements StreamObserver {
     const reasoning = joinGroups([...order(this.thinking).map((i) => [this.thinking.get(i) ?? ""]), [this.plan]]);
     if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
+    if (this.toolArgs.size > 0) facts.toolArguments = order(this.toolArgs).map((i) => this.toolArgs.get(i));
     if (this.usage) facts.usage = this.usage;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
     return facts;
+  }
+
+  /** Appends a start or delta event's argument fragment to its call's arguments text. */
+  private onArguments(index: number, call: unknown): void {
+    pushArguments(call, this.uncounted);
+    if (isObject(call) && isObject(call.function) && typeof call.function.arguments === "string") {
+      this.toolArgs.set(index, (this.toolArgs.get(index) ?? "") + call.function.arguments);
+    }
   }
 
   private onEvent(name: string, data: string): void {
@@ -282,11 +293,11 @@ class CohereObserver implements StreamObserver {
         const call = deltaMessage(payload).tool_calls;
         const fact = toolFact(call);
         if (fact) this.tools.set(index, fact);
-        pushArguments(call, this.uncounted);
+        this.onArguments(index, call);
         break;
       }
       case "tool-call-delta": {
-        pushArguments(deltaMessage(payload).tool_calls, this.uncounted);
+        this.onArguments(index, deltaMessage(payload).tool_calls);
         break;
       }
       case "message-end": {

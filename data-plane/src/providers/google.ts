@@ -386,6 +386,8 @@ class GoogleObserver implements StreamObserver {
   /** Thought-part text by candidate index (reasoningText). */
   private readonly thoughts = new Map<number, string>();
   private readonly tools: ToolCallFact[] = [];
+  /** Each functionCall's args object, in arrival order. */
+  private readonly toolArgs: unknown[] = [];
   /** Thought text and functionCall args JSON, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
@@ -421,6 +423,7 @@ class GoogleObserver implements StreamObserver {
     const reasoning = joinGroups([...this.thoughts.keys()].sort((a, b) => a - b).map((i) => [this.thoughts.get(i) ?? ""]));
     if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
+    if (this.toolArgs.length > 0) facts.toolArguments = this.toolArgs;
     if (this.usage && this.answerEnded) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
@@ -452,6 +455,7 @@ class GoogleObserver implements StreamObserver {
       let text = this.texts.get(index) ?? "";
       let thought = this.thoughts.get(index);
       for (const part of asArray(content.parts)) {
+        if (isObject(part) && isObject(part.functionCall) && part.functionCall.args !== undefined) this.toolArgs.push(part.functionCall.args);
         if (!isObject(part) || typeof part.text !== "string") continue;
         if (part.thought === true) thought = (thought ?? "") + part.text;
         else text += part.text;

@@ -250,3 +250,14 @@ export function argumentSlots(container: JsonObject | unknown[], key: string | n
 export function pushAll(out: TextSlot[], items: readonly TextSlot[]): void {
   for (const item of items) out.push(item);
 }
+
+/**
+ * The text outbound policies judge in tool-call arguments (each call's arguments as sent: JSON text or an
+ * object): the string leaves of every call (argumentSlots), non-empty ones joined by "\n\n", as
+ * `readSlots(json, answerToolSlots)` gives them for a JSON answer.
+ */
+export function toolArgumentsText(calls: readonly unknown[]): string {
+  const leaves: string[] = [];
+  for (const value of calls) for (const s of argumentSlots({ value }, "value")) if (s.get() !== "") leaves.push(s.get());
+  return leaves.join("\n\n");
+}

@@ -60,6 +60,12 @@ export interface ResponseFacts {
    */
   partialUsage?: Omit<Usage, "outputTokens">;
   toolCalls: ToolCallFact[];
+  /**
+   * Streams only: each tool call's arguments as the provider sent them (the JSON text its fragments make,
+   * or the arguments object), in call order; outbound policies judge their string leaves
+   * (text-slots.ts toolArgumentsText), as answerToolSlots gives them for JSON answers. Absent when none.
+   */
+  toolArguments?: unknown[];
   finishReason?: string;
   /** Model the provider says answered (e.g. a dated snapshot of the requested alias). */
   model?: string;

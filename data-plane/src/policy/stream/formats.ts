@@ -41,6 +41,22 @@ export interface EventView {
    * rewritten in place to follow the channel's redactions.
    */
   quotes?: Quote[];
+  /** Tool-call arguments in this event: JSON-text fragments of a call, or a call's whole arguments object. */
+  toolArgs?: ToolArgPiece[];
+  /** Groups whose tool calls end with this event (after its own pieces): a choice's finish, a block's stop. */
+  endsToolGroups?: string[];
+}
+
+/**
+ * One tool call's arguments in an event: a fragment of its JSON text (OpenAI, Mistral, Cohere
+ * `function.arguments`, Anthropic `partial_json`) or its whole arguments object (Gemini `functionCall.args`).
+ * `call` names the call within the stream; `group` the calls that end together (a choice, a block).
+ */
+export interface ToolArgPiece {
+  call: string;
+  group: string;
+  get(): unknown;
+  set(value: unknown): void;
 }
 
 export interface StreamFormat {
@@ -48,6 +64,39 @@ export interface StreamFormat {
   view(event: string, data: string, json: unknown): EventView;
   /** An extra event carrying `text` for `channel`, modelled on `template` (the channel's last text event). */
   textEvent(channel: string, text: string, template: { event: string; json: unknown }): { event: string; json: Json };
+  /**
+   * An extra event carrying the whole arguments of tool call `call` (held and judged), modelled on
+   * `template` (the call's last event): for a call whose end had no fragment of its own.
+   */
+  toolEvent(call: string, args: unknown, template: { event: string; json: unknown }): { event: string; json: Json };
+}
+
+function toolPiece(call: string, group: string, holder: Json, key: string): ToolArgPiece {
+  return {
+    call,
+    group,
+    get: () => holder[key],
+    set: (value) => {
+      holder[key] = value;
+    },
+  };
+}
+
+/** The tool-call argument pieces of a chat-completion delta of choice `i` (calls by `index`; legacy function_call). */
+function chatToolPieces(i: number, delta: Json, view: EventView): void {
+  const group = String(i);
+  const seen = new Set<number>();
+  asArray(delta.tool_calls).forEach((call, position) => {
+    if (!isObject(call)) return;
+    const k = indexOf(call, position);
+    // Two calls of one delta under one index (a server that sends each call whole): told apart by position.
+    const name = seen.has(k) ? `${i}:${k}#${position}` : `${i}:${k}`;
+    seen.add(k);
+    if (isObject(call.function) && (typeof call.function.arguments === "string" || isObject(call.function.arguments))) (view.toolArgs ??= []).push(toolPiece(name, group, call.function, "arguments"));
+    else if (isObject(call.custom) && typeof call.custom.input === "string") (view.toolArgs ??= []).push(toolPiece(`${name}:custom`, group, call.custom, "input"));
+  });
+  const legacy = delta.function_call;
+  if (isObject(legacy) && typeof legacy.arguments === "string") (view.toolArgs ??= []).push(toolPiece(`${i}:fc`, group, legacy, "arguments"));
 }
 
 /** One quoting object: where its offsets and text are, and the units its provider counts offsets in. */
@@ -175,6 +224,7 @@ const chatCompletions: StreamFormat = {
         }
         // Tool calls come after the reasoning too: a held reasoning tail leaves before them.
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) answered = true;
+        if (delta.tool_calls !== undefined || delta.function_call !== undefined) chatToolPieces(i, delta, view);
         // Web search models' url_citation annotations (usually in a late chunk): offsets into the whole
         // content of the choice, no text.
         for (const annotation of asArray(delta.annotations)) {
@@ -189,9 +239,21 @@ const chatCompletions: StreamFormat = {
       if (raw.finish_reason !== null && raw.finish_reason !== undefined) {
         view.endsChannels.push(`${i}:content`, `${i}:refusal`);
         view.endsReasoning!.push(...reasoningChannels(i));
+        (view.endsToolGroups ??= []).push(String(i));
       }
     });
     return view;
+  },
+  toolEvent(call, args, template) {
+    const [index, k, kind] = call.split(":") as [string, string, string | undefined];
+    const base: Json = isObject(template.json) ? { ...template.json } : {};
+    delete base.usage;
+    if (isObject(template.json) && "usage" in template.json && template.json.usage === null) base.usage = null;
+    const position = Number.parseInt(k, 10);
+    const delta =
+      k === "fc" ? { function_call: { arguments: args } } : { tool_calls: [kind === "custom" ? { index: position, custom: { input: args } } : { index: position, function: { arguments: args } }] };
+    base.choices = [{ index: Number(index), delta, finish_reason: null }];
+    return { event: template.event, json: base };
   },
   textEvent(channel, text, template) {
     const [index, field] = channel.split(":") as [string, string];
@@ -235,10 +297,12 @@ const anthropic: StreamFormat = {
         if (delta.type === "text_delta" && typeof delta.text === "string") return { ...EMPTY, pieces: [piece(channel, delta, "text")] };
         if (delta.type === "thinking_delta" && typeof delta.thinking === "string") return { ...EMPTY, pieces: [piece(thinking, delta, "thinking")] };
         if (delta.type === "signature_delta" && typeof delta.signature === "string") return { ...EMPTY, endsReasoning: [thinking], signature: { channel: thinking, value: delta.signature } };
+        // A tool_use (or server_tool_use) block's input, as JSON-text fragments: one call per block.
+        if (delta.type === "input_json_delta" && typeof delta.partial_json === "string") return { ...EMPTY, toolArgs: [toolPiece(channel, channel, delta, "partial_json")] };
         return EMPTY;
       }
       case "content_block_stop":
-        return { ...EMPTY, endsChannels: [channel], endsReasoning: [thinking] };
+        return { ...EMPTY, endsChannels: [channel], endsReasoning: [thinking], endsToolGroups: [channel] };
       case "message_delta":
       case "message_stop":
       case "error":
@@ -251,6 +315,9 @@ const anthropic: StreamFormat = {
     const [index, kind] = channel.split(":");
     const delta = kind === "thinking" ? { type: "thinking_delta", thinking: text } : { type: "text_delta", text };
     return { event: "content_block_delta", json: { type: "content_block_delta", index: Number(index), delta } };
+  },
+  toolEvent(call, args) {
+    return { event: "content_block_delta", json: { type: "content_block_delta", index: Number(call), delta: { type: "input_json_delta", partial_json: args } } };
   },
 };
 
@@ -272,6 +339,10 @@ const google: StreamFormat = {
       const content = raw.content;
       let answered = false;
       if (isObject(content)) {
+        asArray(content.parts).forEach((part, n) => {
+          // A functionCall comes whole: its args object is a call of its own, judged in this chunk.
+          if (isObject(part) && isObject(part.functionCall) && isObject(part.functionCall.args)) (view.toolArgs ??= []).push(toolPiece(`${channel}:${n}`, channel, part.functionCall, "args"));
+        });
         for (const part of asArray(content.parts)) {
           if (!isObject(part)) continue;
           if (part.thought === true) {
@@ -322,6 +393,13 @@ const google: StreamFormat = {
     base.candidates = [{ content: { parts: [part], role: "model" }, index: Number(index) }];
     return { event: template.event, json: base };
   },
+  toolEvent(call, args, template) {
+    // Not reached: a functionCall's args come whole and leave in their own chunk.
+    const base: Json = isObject(template.json) ? { ...template.json } : {};
+    delete base.usageMetadata;
+    base.candidates = [{ content: { parts: [{ functionCall: { args } }], role: "model" }, index: Number(call.split(":")[0]) }];
+    return { event: template.event, json: base };
+  },
 };
 
 /** The tool plan's channel (one per answer). */
@@ -357,7 +435,14 @@ const cohere: StreamFormat = {
         return typeof m.tool_plan === "string" ? { ...EMPTY, pieces: [piece(PLAN, m, "tool_plan")] } : EMPTY;
       }
       case "tool-call-start":
-        return { ...EMPTY, endsReasoning: [PLAN] };
+      case "tool-call-delta": {
+        // A call's arguments as JSON-text fragments (the start may carry the first), ended by tool-call-end.
+        const call = message().tool_calls;
+        const view: EventView = type === "tool-call-start" ? { ...EMPTY, endsReasoning: [PLAN] } : EMPTY;
+        return isObject(call) && isObject(call.function) && typeof call.function.arguments === "string" ? { ...view, toolArgs: [toolPiece(channel, channel, call.function, "arguments")] } : view;
+      }
+      case "tool-call-end":
+        return { ...EMPTY, endsToolGroups: [channel] };
       case "citation-start": {
         // A citation points into the text of content item `content_index` (TEXT_CONTENT, the default),
         // that item's thinking (THINKING_CONTENT) or the tool plan (PLAN).
@@ -381,6 +466,9 @@ const cohere: StreamFormat = {
     const [index, kind] = channel.split(":");
     const content = kind === "thinking" ? { thinking: text } : { text };
     return { event: "content-delta", json: { type: "content-delta", index: Number(index), delta: { message: { content } } } };
+  },
+  toolEvent(call, args) {
+    return { event: "tool-call-delta", json: { type: "tool-call-delta", index: Number(call), delta: { message: { tool_calls: { function: { arguments: args } } } } } };
   },
 };
 

@@ -264,9 +264,12 @@ const REASONING_STREAMS: [string, ProviderName, Partial<FakeScript>][] = [
 /** The SSE events of a stream as sent (raw text, separator included). */
 const rawEvents = (bytes: Buffer): string[] => bytes.toString("utf8").split(/(?<=\r\n\r\n|\n\n)/).filter((e) => e !== "");
 
-/** Whether an event has a reasoning or answer text field, even empty (text may move between such events). */
+/**
+ * Whether an event has a reasoning or answer text field, even empty (text may move between such events),
+ * or a fragment of tool-call arguments (held until the call's arguments are complete).
+ */
 function carriesText(event: string): boolean {
-  return /"(text|thinking|tool_plan|content)":"|"type":"thinking"/.test(event);
+  return /"(text|thinking|tool_plan|content|arguments|partial_json)":"|"type":"thinking"/.test(event);
 }
 
 for (const [label, provider, extra] of REASONING_STREAMS) {
@@ -944,4 +947,107 @@ test("held text leaves before a provider's mid-stream error event, not after it 
     t.true(out.slice(0, at).includes("Hello there, write to [REDACTED:email]"), `${provider}: the held text, redacted, before it`);
     t.false(out.includes("jo@example.com"));
   }
+});
+
+// ---- Tool-call arguments: held until the call's arguments are complete, judged whole (block before any
+// of them leaves), redacted leaf by leaf (the arguments stay valid JSON), every provider.
+
+const SECRET_ARGS = { to: "jane.doe@example.com", note: "Customer SSN 536-22-8726, call back", count: 3, nested: { cc: ["ops@example.org"] } };
+const SECRET_ARGS_REDACTED = { to: "[REDACTED:email]", note: "Customer SSN [REDACTED:ssn], call back", count: 3, nested: { cc: ["[REDACTED:email]"] } };
+const CLEAN_ARGS = { city: "Paris", days: 3, units: "metric" };
+
+/** The arguments of each tool call the client got, parsed (JSON text as the fragments join, or the object). */
+function argsOf(provider: ProviderName, out: Buffer): unknown[] {
+  return (textOf(provider, out).toolArguments ?? []).map((a) => (typeof a === "string" ? (JSON.parse(a) as unknown) : a));
+}
+
+for (const provider of PROVIDERS) {
+  const script = (args: Record<string, unknown>[], extra: Partial<FakeScript> = {}): FakeScript => ({
+    text: "",
+    toolCalls: args.map((a, i) => ({ name: `tool_${i}`, arguments: a })),
+    usage: { inputTokens: 10, outputTokens: 30 },
+    argsChunkSize: 5,
+    ...extra,
+  });
+
+  test.serial(`${provider}: PII in streamed tool-call arguments is redacted leaf by leaf; the arguments stay valid JSON, other calls intact`, async (t) => {
+    const raw = await upstream(provider, script([CLEAN_ARGS, SECRET_ARGS]));
+    t.deepEqual(argsOf(provider, raw), [CLEAN_ARGS, SECRET_ARGS], "the upstream really carried both calls");
+    for (const [name, chunks] of [["whole", [raw]], ["7-byte writes", pieces(raw, 7)], ["1-byte writes", pieces(raw, 1)]] as const) {
+      const out = run(governor(provider, [policy("redact", { piiTypes: ["email", "ssn"] })]), [...chunks]);
+      t.deepEqual(argsOf(provider, out), [CLEAN_ARGS, SECRET_ARGS_REDACTED], name);
+      t.deepEqual(
+        textOf(provider, out).toolCalls.map((c) => c.name),
+        ["tool_0", "tool_1"],
+        `${name}: names and order kept`,
+      );
+      const text = out.toString("utf8");
+      t.false(text.includes("jane") || text.includes("8726") || text.includes("ops@"), `${name}: no part of a value left`);
+    }
+  });
+
+  test.serial(`${provider}: a block policy ends the stream before any of the offending call's arguments leave`, async (t) => {
+    const raw = await upstream(provider, script([SECRET_ARGS], { argsChunkSize: 3 }));
+    for (const chunks of [[raw], pieces(raw, 5)]) {
+      const g = governor(provider, [policy("block", { piiTypes: ["ssn"] })]);
+      const out = run(g, [...chunks]);
+      t.true(g.stopped);
+      const facts = textOf(provider, out);
+      t.regex(facts.errorMessage ?? "", /blocked by policy/);
+      const text = out.toString("utf8");
+      t.false(text.includes("jane") || text.includes("536") || text.includes("Customer"), "no fragment of the arguments reached the client");
+    }
+  });
+
+  test.serial(`${provider}: a keyword block policy judges the arguments too; clean arguments pass whole`, async (t) => {
+    const raw = await upstream(provider, script([{ command: "rm -rf /var/lib/data", confirm: true }]));
+    const g = governor(provider, [policy("block", { keywords: ["rm -rf"] })]);
+    run(g, [raw]);
+    t.true(g.stopped, "the keyword in the arguments blocked the stream");
+    const clean = await upstream(provider, script([CLEAN_ARGS]));
+    const g2 = governor(provider, [policy("block", { keywords: ["rm -rf"] }), policy("redact", { piiTypes: ["email"] })]);
+    const out = run(g2, pieces(clean, 9));
+    t.false(g2.stopped);
+    t.deepEqual(argsOf(provider, out), [CLEAN_ARGS]);
+  });
+
+  test.serial(`${provider}: policies that read no text leave tool-call events byte for byte`, async (t) => {
+    const raw = await upstream(provider, script([SECRET_ARGS]));
+    const injection = create(PolicySchema, { id: "pol_inj", name: "injection", status: "active", action: "block", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", injectionScoreGte: 0.9 }) });
+    const g = createStreamGovernor(governorOptions(provider, [injection]));
+    const out = g ? run(g, [raw]) : raw;
+    t.is(out.toString("utf8"), raw.toString("utf8"));
+  });
+}
+
+test("openai: arguments cut off by the stream's end are judged and released, redacted, in an inserted tool-call delta", (t) => {
+  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
+  const raw =
+    chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "send", arguments: "" } }] }) +
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"to": "jane.doe@exa' } }] }) +
+    chunk({ tool_calls: [{ index: 0, function: { arguments: 'mple.com", "body": "hi' } }] }) +
+    chunk({}, "tool_calls") +
+    "data: [DONE]\n\n";
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), [Buffer.from(raw)]).toString("utf8");
+  t.false(out.includes("jane"));
+  const events = parseSse(out).events.map((e) => e.data);
+  const inserted = events.findIndex((d) => d.includes("REDACTED:email"));
+  t.true(inserted > 0);
+  t.true(events[inserted + 1]!.includes('"finish_reason":"tool_calls"'), "inserted just before the finish chunk");
+  const delta = (JSON.parse(events[inserted]!) as { choices: { delta: { tool_calls: { index: number; function: { arguments: string } }[] } }[] }).choices[0]!.delta;
+  t.deepEqual(delta.tool_calls, [{ index: 0, function: { arguments: '{"to": "[REDACTED:email]", "body": "hi' } }], "not JSON: the text redacted as it is");
+});
+
+test("openai: a value redacted in the answer text is also redacted where a tool-call argument repeats it without context", (t) => {
+  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
+  const raw =
+    chunk({ role: "assistant", content: "The customer's SSN is 536-22-8726, filing it now." }) +
+    chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "file", arguments: '{"id": "536228726", "ref": "536-22-8726"}' } }] }) +
+    chunk({}, "tool_calls") +
+    "data: [DONE]\n\n";
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["ssn"] })]), [Buffer.from(raw)]);
+  t.false(out.toString("utf8").includes("536-22-8726"));
+  t.deepEqual(argsOf("openai", out), [{ id: "536228726", ref: "[REDACTED:ssn]" }]);
 });

@@ -29,8 +29,10 @@ import { moveQuote, placeByText, placeQuote, quoteText, withoutRedactedValues, t
 import { growingTailStart } from "./growing-tail.js";
 import { KeptRuns } from "../../providers/shift-range.js";
 import { GrowingText } from "../../providers/growing-text.js";
-import { streamFormat, type Quote, type StreamFormat } from "./formats.js";
+import { streamFormat, type EventView, type Quote, type StreamFormat, type ToolArgPiece } from "./formats.js";
 import type { ScopedThinking } from "../thinking/index.js";
+import { argumentSlots, type TextSlot } from "../../providers/text-slots.js";
+import { partRedactor } from "../engine/evaluate.js";
 
 /** Redacted values remembered per stream for quotes that could not be placed: at most this many, this long at least. */
 const MAX_REMEMBERED_VALUES = 256;
@@ -139,6 +141,52 @@ class Channel {
   }
 }
 
+/**
+ * One tool call's arguments, held whole until the call ends: the agent runs a call with its complete
+ * arguments, so none of them may leave before they were judged (and a redaction inside JSON text must
+ * rewrite whole string values, not cut fragments).
+ */
+class ToolCall {
+  /** The arguments' JSON text so far (fragments joined). */
+  raw = "";
+  /** Arguments that came as one object (Gemini `functionCall.args`). */
+  whole: unknown = undefined;
+  template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
+  constructor(readonly group: string) {}
+
+  value(): unknown {
+    return this.whole !== undefined ? this.whole : this.raw;
+  }
+
+  /**
+   * Whether the arguments are complete: an object came, or the JSON text parses (a proper prefix of a JSON
+   * object or array never does). Parsed only when the text ends with a closing bracket.
+   */
+  complete(): boolean {
+    if (this.whole !== undefined) return true;
+    const text = this.raw.trimEnd();
+    const last = text.charCodeAt(text.length - 1);
+    if (last !== 0x7d && last !== 0x5d) return false;
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** A tool call being ended: its arguments' string leaves (slots of `holder.value`), their joined text, and its scan. */
+interface EndingCall {
+  name: string;
+  call: ToolCall;
+  holder: { value: unknown };
+  slots: TextSlot[];
+  scanned: Channel;
+  /** A leaf was redacted (an arguments object is rewritten in place: its event must be rebuilt). */
+  rewritten?: boolean;
+}
+
 /** A governor for the stream, or null when no outbound block or redact policy applies (plain pass-through). */
 export function createStreamGovernor(opts: StreamGovernorOptions): StreamGovernor | null {
   const active = opts.policies.filter((p) => p.action === "block" || p.action === "redact");
@@ -151,6 +199,8 @@ class Governor implements StreamGovernor {
   private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
   private readonly splitter = new SseBlockSplitter();
   private readonly channels = new Map<string, Channel>();
+  /** Tool calls whose arguments are held until they end (only when the policies read text). */
+  private readonly tools = new Map<string, ToolCall>();
   private readonly blockers: Policy[];
   private readonly redactors: Policy[];
   private readonly activeRedactors = new Set<Policy>();
@@ -168,6 +218,8 @@ class Governor implements StreamGovernor {
   /** Values this stream redacted, with their labels (bounded): replaced in quotes that could not be placed. */
   private readonly redactedValues = new Map<string, string>();
   private done = false;
+  /** Calls ended by a newer call of their group, noted while this event's fragments are taken. */
+  private groupEnded = new Set<string>();
   blockedBy: Policy | undefined;
   piiMs = 0;
   private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
@@ -254,7 +306,9 @@ class Governor implements StreamGovernor {
     const signature = view.signature;
     const reasoningEnds = view.endsReasoning?.filter((name) => this.channels.has(name) || (signature?.channel === name && view.pieces.some((p) => p.channel === name))) ?? [];
     const ends = reasoningEnds.length > 0 ? [...view.endsChannels, ...reasoningEnds] : view.endsChannels;
-    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes) return this.emit(block.raw);
+    const toolArgs = this.windowChars > 0 ? view.toolArgs : undefined;
+    const toolEnds = this.tools.size > 0 && (view.endsStream || view.endsToolGroups !== undefined);
+    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds) return this.emit(block.raw);
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -288,9 +342,15 @@ class Governor implements StreamGovernor {
     // of the text: the channel is then scanned as final, so block policies see such findings now.
     const forcedFinal = (name: string, ch: Channel) => (quotes?.atLeast.get(name) ?? -1) > ch.text.length - this.windowChars;
 
+    // Tool calls: fragments join their call's arguments; the calls that end here are judged whole.
+    const toolOriginals = toolArgs?.map((p) => p.get());
+    const touchedCalls = toolArgs ? this.takeToolArgs(toolArgs, toolOriginals!, block, json) : undefined;
+    const endingCalls = toolArgs || toolEnds ? this.endingCalls(view, touchedCalls) : [];
+
     this.newRound();
     for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name) || forcedFinal(name, ch));
     for (const [, temp] of quotes?.unplaced ?? []) this.scanChannel(temp, true);
+    for (const e of endingCalls) this.scanChannel(e.scanned, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     this.activateRedactors();
 
@@ -313,9 +373,101 @@ class Governor implements StreamGovernor {
       }
     });
     if (quotes) changed = this.moveQuotes(quotes.placed, quotes.unplaced) || changed;
+    if (toolArgs) {
+      // Each ending call's whole (redacted) arguments go into its first piece here, else into an event
+      // inserted before this one; every other fragment of a call leaves empty (held).
+      const released = new Map<string, unknown>();
+      for (const e of endingCalls) {
+        const value = this.releaseCall(e);
+        if (touchedCalls!.has(e.name)) released.set(e.name, value);
+        else before += this.toolInserted(e, value);
+      }
+      toolArgs.forEach((p, i) => {
+        const value = released.has(p.call) ? released.get(p.call) : typeof toolOriginals![i] === "string" ? "" : toolOriginals![i];
+        released.delete(p.call);
+        if (value !== toolOriginals![i]) {
+          p.set(value);
+          changed = true;
+        }
+      });
+      if (endingCalls.some((e) => e.rewritten)) changed = true;
+    } else for (const e of endingCalls) before += this.toolInserted(e, this.releaseCall(e));
     if (view.signature) this.sealSigned(view.signature.channel);
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+  }
+
+  /** Appends this event's argument fragments to their calls (a call new to its group ends the group's others). */
+  private takeToolArgs(pieces: readonly ToolArgPiece[], originals: readonly unknown[], block: SseBlock, json: unknown): Map<string, ToolCall> {
+    const touched = new Map<string, ToolCall>();
+    pieces.forEach((p, i) => {
+      let call = this.tools.get(p.call);
+      if (!call) {
+        for (const [name, other] of this.tools) if (other.group === p.group && !touched.has(name)) this.groupEnded.add(name);
+        call = new ToolCall(p.group);
+        this.tools.set(p.call, call);
+      }
+      const v = originals[i];
+      if (typeof v === "string") call.raw += v;
+      else if (v !== undefined && v !== null) call.whole = v;
+      call.template = { event: block.event, json, eol: block.eol };
+      touched.set(p.call, call);
+    });
+    return touched;
+  }
+
+  /** Calls ending with this event, in order: complete ones, their group's end, a newer call of their group, the stream's end. */
+  private endingCalls(view: EventView, touched: Map<string, ToolCall> | undefined): EndingCall[] {
+    const names = this.groupEnded;
+    this.groupEnded = new Set();
+    if (touched) for (const [name, call] of touched) if (call.complete()) names.add(name);
+    if (view.endsStream) for (const name of this.tools.keys()) names.add(name);
+    for (const g of view.endsToolGroups ?? []) for (const [name, call] of this.tools) if (call.group === g) names.add(name);
+    const out: EndingCall[] = [];
+    for (const [name, call] of this.tools) if (names.has(name)) out.push(this.endingCall(name, call));
+    for (const e of out) this.tools.delete(e.name);
+    return out;
+  }
+
+  /** A call's arguments as string-leaf slots (keys, numbers and structure are no text) and their joined text, to scan. */
+  private endingCall(name: string, call: ToolCall): EndingCall {
+    const holder = { value: call.value() };
+    const slots = argumentSlots(holder, "value").filter((s) => s.get() !== "");
+    return { name, call, holder, slots, scanned: new Channel(slots.map((s) => s.get()).join("\n\n")) };
+  }
+
+  /**
+   * The call's arguments with the active redactions: each leaf by the spans found in the call's whole
+   * text (context across leaves), then every value this stream redacted elsewhere; JSON text keeps every
+   * byte but the rewritten string literals. An arguments object is rewritten in place.
+   */
+  private releaseCall(e: EndingCall): unknown {
+    const text = e.scanned.text.slice(0);
+    const spans = this.spans(e.scanned);
+    for (const s of spans) this.counters.redactedChars += s.end - s.start;
+    for (const s of spans) if (s.end - s.start >= MIN_REMEMBERED_VALUE && this.redactedValues.size < MAX_REMEMBERED_VALUES) this.redactedValues.set(text.slice(s.start, s.end), s.label);
+    if (this.activeRedactors.size === 0 && this.redactedValues.size === 0) return e.holder.value;
+    const alone = (part: string) => {
+      const temp = new Channel(part);
+      this.scanChannel(temp, true);
+      return this.release(temp, true, undefined, true);
+    };
+    const redact = partRedactor(text, spans, alone);
+    for (const slot of e.slots) {
+      const before = slot.get();
+      const after = this.redactedValuesIn(redact(before));
+      if (after !== before) {
+        slot.set(after);
+        e.rewritten = true;
+      }
+    }
+    return e.holder.value;
+  }
+
+  private toolInserted(e: EndingCall, value: unknown): string {
+    const { event, json } = this.format.toolEvent(e.name, value, e.call.template);
+    this.counters.inserted++;
+    return this.emit(newBlock(event, JSON.stringify(json), e.call.template));
   }
 
   /**
@@ -419,8 +571,11 @@ class Governor implements StreamGovernor {
   /** Final scan, block check and release of every channel still holding text (stream end). */
   private finishChannels(list: Channel[], final: boolean): string {
     const names = [...this.channels.entries()].filter(([, ch]) => list.includes(ch));
+    const calls = final ? [...this.tools.entries()].map(([name, call]) => this.endingCall(name, call)) : [];
+    this.tools.clear();
     this.newRound();
     for (const [, ch] of names) this.scanChannel(ch, final);
+    for (const e of calls) this.scanChannel(e.scanned, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     this.activateRedactors();
     let out = "";
@@ -428,6 +583,7 @@ class Governor implements StreamGovernor {
       const text = this.release(ch, final);
       if (text !== "") out += this.inserted(name, ch, text);
     }
+    for (const e of calls) out += this.toolInserted(e, this.releaseCall(e));
     return out;
   }
 

@@ -15,6 +15,8 @@ import { estimateTokens } from "../../providers/index.js";
 import type { StreamGovernor as ProxyStreamGovernor, StreamGovernorContext, StreamGovernorFactory } from "../../proxy/stream-governor.js";
 import { detectPii } from "../pii/index.js";
 import { governedOutputText } from "../thinking/index.js";
+import { mapSlots, toolArgumentsText } from "../../providers/text-slots.js";
+import { withoutRedactedValues } from "../../providers/quotes.js";
 import { applicablePolicies } from "../engine/applicable.js";
 import { evaluatePolicies, partRedactor, redactSpans, applyRedaction, textEvidence, withStreamBlock, type PhaseOutcome } from "../engine/evaluate.js";
 import { createStreamGovernor, type StreamGovernor } from "./governor.js";
@@ -36,6 +38,8 @@ class RecordingGovernor implements ProxyStreamGovernor {
   private finished = false;
   private blocked: Policy | undefined;
   private spentMs = 0;
+  /** What the last evaluation judged: the output text, it plus the tool arguments, and its PII. */
+  private judged: { text: string; judged: string; pii: ReturnType<typeof detectPii> | null } = { text: "", judged: "", pii: null };
   /** The part of spentMs spent scanning the completion for PII: reported as pii_scan, not policy_eval. */
   private piiMs = 0;
 
@@ -135,14 +139,19 @@ class RecordingGovernor implements ProxyStreamGovernor {
     } catch {
       return raw;
     }
-    const text = governedOutputText(facts.completionText, facts.reasoningText);
-    const pii = this.ctx.agent.piiDetection ? this.ctx.draft.completionPii : null;
-    const spans = redactSpans(text, outcome.redactors, pii);
+    const { text, judged, pii } = this.judged;
+    const spans = redactSpans(judged, outcome.redactors, pii);
     const fallback = (part: string) => applyRedaction(part, redactSpans(part, outcome.redactors, this.ctx.agent.piiDetection ? detectPii(part) : null));
     // One redactor over completion then reasoning parts, in the order governedOutputText joins them.
     const r = partRedactor(text, spans, fallback);
-    const redacted = this.ctx.adapter.mapReasoningText(this.ctx.adapter.mapCompletionText(json, r), r);
+    let redacted = this.ctx.adapter.mapReasoningText(this.ctx.adapter.mapCompletionText(json, r), r);
     this.ctx.adapter.afterRedaction?.(json, redacted, fallback); // grounding segments and citation sources point into the answer
+    if (judged !== text && this.ctx.adapter.answerToolSlots) {
+      // The functionCall args, leaf by leaf: each scanned alone, then every value redacted anywhere replaced.
+      const values = new Map<string, string>();
+      for (const s of spans) values.set(judged.slice(s.start, s.end), s.label);
+      redacted = mapSlots(redacted, this.ctx.adapter.answerToolSlots, (leaf) => withoutRedactedValues(fallback(leaf), values));
+    }
     return Buffer.from(JSON.stringify(redacted), "utf8");
   }
 
@@ -162,16 +171,23 @@ class RecordingGovernor implements ProxyStreamGovernor {
     return pii;
   }
 
-  /** Every outbound policy on the whole output: the completion and the reasoning shown beside it. */
+  /**
+   * Every outbound policy on the whole output: the completion, the reasoning shown beside it, then the
+   * string leaves of the tool calls' arguments (as JSON answers are judged: the agent runs the calls).
+   */
   private evaluate(facts: ResponseFacts): PhaseOutcome {
     const text = governedOutputText(facts.completionText, facts.reasoningText);
-    const pii = this.piiOf(text);
-    // Findings in the reasoning lie past the completion's end; maskSpans tolerates such offsets.
-    this.ctx.draft.completionPii = pii ?? [];
+    const tools = facts.toolArguments ? toolArgumentsText(facts.toolArguments) : "";
+    const judged = tools === "" ? text : `${text}\n\n${tools}`;
+    const pii = this.piiOf(judged);
+    this.judged = { text, judged, pii };
+    // Findings in the reasoning lie past the completion's end; maskSpans tolerates such offsets. Those in
+    // the tool arguments are not the completion's.
+    this.ctx.draft.completionPii = pii === null ? [] : judged === text ? pii : pii.filter((f) => f.start < text.length);
     return evaluatePolicies(
       this.policies,
       textEvidence({
-        text,
+        text: judged,
         model: this.ctx.draft.model,
         inputTokens: facts.usage?.inputTokens ?? this.inputTokens,
         pii,
