@@ -1051,3 +1051,27 @@ test("openai: a value redacted in the answer text is also redacted where a tool-
   t.false(out.toString("utf8").includes("536-22-8726"));
   t.deepEqual(argsOf("openai", out), [{ id: "536228726", ref: "[REDACTED:ssn]" }]);
 });
+
+test("openai: brackets and escaped quotes inside string values do not end a call early; a call that never completes leaves when the next call starts", (t) => {
+  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
+  const tricky = JSON.stringify({ code: 'function f() { return "}]"; } // \\"}', to: "jane.doe@example.com" });
+  const broken = '{"to": "ops@example.org", "body": "unterminated';
+  let raw = chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "run", arguments: "" } }] });
+  for (const ch of broken) raw += chunk({ tool_calls: [{ index: 0, function: { arguments: ch } }] });
+  raw += chunk({ tool_calls: [{ index: 1, id: "call_2", type: "function", function: { name: "mail", arguments: "" } }] });
+  for (const ch of tricky) raw += chunk({ tool_calls: [{ index: 1, function: { arguments: ch } }] });
+  raw += chunk({}, "tool_calls") + "data: [DONE]\n\n";
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["email"] })]), [Buffer.from(raw)]);
+  const text = out.toString("utf8");
+  t.false(text.includes("jane") || text.includes("ops@"));
+  const events = parseSse(text).events.map((e) => e.data);
+  const secondStart = events.findIndex((d) => d.includes('"call_2"'));
+  const firstArgs = events.findIndex((d) => d.includes("unterminated"));
+  t.is(firstArgs, secondStart - 1, "the first call's arguments leave just before the second call starts");
+  const args = (textOf("openai", out).toolArguments ?? []) as string[];
+  t.is(args[0], '{"to": "[REDACTED:email]", "body": "unterminated', "not JSON: redacted as text");
+  t.deepEqual(JSON.parse(args[1]!), { code: 'function f() { return "}]"; } // \\"}', to: "[REDACTED:email]" });
+  const lastFragment = events.findIndex((d) => d.includes("REDACTED:email") && d.includes("return"));
+  t.is(events[lastFragment + 1]!.includes('"finish_reason":"tool_calls"'), true, "the whole arguments leave in the call's last fragment, before the finish");
+});

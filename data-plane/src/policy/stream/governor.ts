@@ -152,23 +152,46 @@ class ToolCall {
   /** Arguments that came as one object (Gemini `functionCall.args`). */
   whole: unknown = undefined;
   template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
+  /**
+   * Bracket depth of `raw` outside string literals, and the literal state at its end: kept as fragments
+   * arrive (by hand, one pass over each fragment), so completeness is known without parsing the growing
+   * text again after every fragment.
+   */
+  private depth = 0;
+  private opened = false;
+  private inString = false;
+  private escaped = false;
   constructor(readonly group: string) {}
 
   value(): unknown {
     return this.whole !== undefined ? this.whole : this.raw;
   }
 
+  append(fragment: string): void {
+    this.raw += fragment;
+    for (let i = 0; i < fragment.length; i++) {
+      const c = fragment.charCodeAt(i);
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === 0x5c) this.escaped = true;
+        else if (c === 0x22) this.inString = false;
+      } else if (c === 0x22) this.inString = true;
+      else if (c === 0x7b || c === 0x5b) {
+        this.depth++;
+        this.opened = true;
+      } else if (c === 0x7d || c === 0x5d) this.depth--;
+    }
+  }
+
   /**
-   * Whether the arguments are complete: an object came, or the JSON text parses (a proper prefix of a JSON
-   * object or array never does). Parsed only when the text ends with a closing bracket.
+   * Whether the arguments are complete: an object came, or the JSON text closed its outermost bracket
+   * and parses (a proper prefix of a JSON object or array never does).
    */
   complete(): boolean {
     if (this.whole !== undefined) return true;
-    const text = this.raw.trimEnd();
-    const last = text.charCodeAt(text.length - 1);
-    if (last !== 0x7d && last !== 0x5d) return false;
+    if (!this.opened || this.depth !== 0 || this.inString) return false;
     try {
-      JSON.parse(text);
+      JSON.parse(this.raw);
       return true;
     } catch {
       return false;
@@ -408,7 +431,7 @@ class Governor implements StreamGovernor {
         this.tools.set(p.call, call);
       }
       const v = originals[i];
-      if (typeof v === "string") call.raw += v;
+      if (typeof v === "string") call.append(v);
       else if (v !== undefined && v !== null) call.whole = v;
       call.template = { event: block.event, json, eol: block.eol };
       touched.set(p.call, call);
