@@ -5,14 +5,15 @@ import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs
 import { luhnValid } from "../luhn.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
-// Grouped 4-4-4-4(-3), grouped 4-6-4/5 (Amex, Diners), or contiguous 13–19 digits.
+// Grouped 4-4-4-4(-3), grouped 4-6-4/5 (Amex, Diners), or contiguous 13–19 digits; groups separated by
+// spaces, hyphens or dots ("4111.1111.1111.1111"), the same separator throughout.
 // The look-behinds keep us from starting inside a longer digit run ("1234 4111 …").
 const CARD_RE =
-  /(?<![\w-])(?<!\d[ -])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{4,5}|\d{13,19})(?![\w-])(?![ -]\d)/g;
+  /(?<![\w-])(?<!\d[ .-])(?:\d{4}([ .-])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ .-])\d{6}\2\d{4,5}|\d{13,19})(?![\w-])(?![ .-]\d)/g;
 /** Every match has a run of 4 digits and is at most 4-4-4-4-3 with separators long. */
 export const cardDigitScan: DigitScan = { re: CARD_RE, minRun: 4, maxLen: 23 };
 const CONTEXT_RE = /\b(?:credit|debit|card|cards|visa|master ?card|amex|american express|discover|jcb|diners|maestro|cc|ccn|pan|unionpay)\b/i;
-const NON_DIGIT_RE = /[ -]/g;
+const NON_DIGIT_RE = /[ .-]/g;
 
 /** Issuer identification: the leading digits and length must belong to a real card scheme. */
 export function plausibleIssuer(d: string): boolean {

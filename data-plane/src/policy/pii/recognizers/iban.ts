@@ -5,7 +5,9 @@ import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs
 import { IBAN_LENGTHS, ibanMod97 } from "../iban-check.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
-const IBAN_RE = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])/g;
+// Upper or lower case, groups separated by spaces or hyphens ("gb82 west …", "GB82-WEST-…"): the
+// country length and mod-97 check decide.
+const IBAN_RE = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])/g;
 /** Every match has its two check digits in a row and is at most 2 + 2 + 7 spaced groups of 4 + a spaced group of 3 long. */
 export const ibanDigitScan: DigitScan = { re: IBAN_RE, minRun: 2, maxLen: 43 };
 const CONTEXT_RE = /\b(?:iban|bank|account|transfer|wire|sepa|kontonummer|konto|compte|cuenta|conto)\b/i;
@@ -16,17 +18,17 @@ const CONTEXT_RE = /\b(?:iban|bank|account|transfer|wire|sepa|kontonummer|konto|
  * ("…0130 00 1234" → "…0130 00"), as Presidio does for trailing tokens.
  */
 export function ibanSpanLength(raw: string): number {
-  const expected = IBAN_LENGTHS[raw.slice(0, 2)];
+  const expected = IBAN_LENGTHS[raw.slice(0, 2).toUpperCase()];
   if (expected === undefined) return -1;
   let compact = "";
   let i = 0;
   for (; i < raw.length && compact.length < expected; i++) {
     const ch = raw[i]!;
-    if (ch !== " ") compact += ch;
+    if (ch !== " " && ch !== "-") compact += ch;
   }
   if (compact.length !== expected) return -1;
-  if (i < raw.length && raw[i] !== " ") return -1;
-  return ibanMod97(compact) === 1 ? i : -1;
+  if (i < raw.length && raw[i] !== " " && raw[i] !== "-") return -1;
+  return ibanMod97(compact.toUpperCase()) === 1 ? i : -1;
 }
 
 export const ibanRecognizer: Recognizer = {
