@@ -111,7 +111,7 @@ test("the document declares a required scope for every keyed operation; only the
   t.true(operations.length >= 10, `only ${operations.length} operations found`);
   t.deepEqual(publicOps, ["POST /api/auth/webhook"]);
   for (const must of ["GET /api/keys", "POST /api/keys", "DELETE /api/keys/{id}", "GET /api/teams", "POST /api/teams", "GET /api/teams/{id}/members",
-    "POST /api/teams/{id}/members", "DELETE /api/teams/{id}/members", "PUT /api/teams/{id}/scopes", "GET /api/users", "GET /api/audit"]) {
+    "POST /api/teams/{id}/members", "DELETE /api/teams/{id}/members", "PUT /api/teams/{id}/scopes", "GET /api/users", "GET /api/audit", "GET /api/compliance/report"]) {
     const [m, p] = must.split(" ");
     t.truthy(operations.find((o) => o.method === m && o.path === p), must);
   }

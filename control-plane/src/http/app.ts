@@ -19,6 +19,7 @@ import { registerKeyRoutes } from "./routes/api/keys.js";
 import { registerTeamRoutes } from "./routes/api/teams.js";
 import { registerUserRoutes } from "./routes/api/users.js";
 import { registerAuditRoutes } from "./routes/api/audit.js";
+import { registerComplianceRoutes } from "./routes/api/compliance.js";
 import { registerWebhookRoute } from "./routes/api/webhook.js";
 
 export interface RestApp {
@@ -44,6 +45,7 @@ export function createRestApp(deps: Deps): RestApp {
   registerTeamRoutes(router, registry, deps);
   registerUserRoutes(router, registry, deps);
   registerAuditRoutes(router, registry, deps);
+  registerComplianceRoutes(router, registry, deps);
   registerWebhookRoute(router, registry, deps);
 
   const openapi = buildDocument(registry);

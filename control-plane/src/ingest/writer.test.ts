@@ -36,6 +36,7 @@ function switchable(store: TraceStore) {
     stats: (a, q) => store.stats(a, q),
     agentMetrics: (a, ids, now) => store.agentMetrics(a, ids, now),
     dailySpend: (a, d) => store.dailySpend(a, d),
+    compliance: (a, q) => store.compliance(a, q),
     refreshRollups: (now) => store.refreshRollups(now),
     dropExpiredPartitions: (now) => store.dropExpiredPartitions(now),
     close: () => store.close(),

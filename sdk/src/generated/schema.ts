@@ -859,6 +859,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compliance/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compliance report over a window (default the last 30 days, at most 93): calls, refusals, PII, policies, injection, agents */
+        get: {
+            parameters: {
+                query?: {
+                    agentId?: string;
+                    /** @description Inclusive; a date alone means the end of that UTC day */
+                    endDate?: string;
+                    /** @description Inclusive; a date alone means the start of that UTC day */
+                    startDate?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description 200 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ComplianceReportReadB"];
+                    };
+                };
+                /** @description error */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description 503 */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/keys": {
         parameters: {
             query?: never;
@@ -3578,6 +3701,71 @@ export interface components {
             requestId: string | null;
             targetId: string | null;
             targetType: string;
+        };
+        ComplianceReportB: {
+            agentId: string | null;
+            /** @description Per agent: most refused first, then most with PII; at most 1000 */
+            agents: {
+                agentId: string;
+                agentName: string;
+                blocked: number;
+                traces: number;
+                withPii: number;
+            }[];
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            endDate: string;
+            injection: {
+                /** @description traces whose prompt scored at least 0.5 */
+                elevated: number;
+                /** @description traces whose prompt scored at least 0.8 */
+                high: number;
+                maxScore: number;
+            };
+            /** @description PII findings per entity type and source (prompt or completion), and the traces with at least one; most first */
+            pii: {
+                /** @example email */
+                entityType: string;
+                findings: number;
+                /** @example prompt */
+                source: string;
+                traces: number;
+            }[];
+            /** @description Per policy: traces that evaluated it, matched it, and the action taken; most matched first, at most 1000 */
+            policies: {
+                blocked: number;
+                evaluated: number;
+                logged: number;
+                matched: number;
+                policyId: string;
+                /** @description its name in the latest trace that evaluated it */
+                policyName: string;
+                redacted: number;
+            }[];
+            /** @description Refused (blocked) calls by error code: policy_violation, rate_limit_exceeded, budget_exceeded, agent_paused…; most first */
+            refusals: {
+                count: number;
+                /** @example policy_violation */
+                reason: string;
+            }[];
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            startDate: string;
+            traces: {
+                blocked: number;
+                error: number;
+                success: number;
+                total: number;
+                /** @description traces with at least one PII finding */
+                withPii: number;
+            };
+        };
+        ComplianceReportReadB: {
+            data: components["schemas"]["ComplianceReportB"];
         };
         DeploymentList: {
             data: components["schemas"]["DeploymentRecord"][];

@@ -17,7 +17,10 @@ import type { StoreContext } from "./store-context.js";
 import { getTrace, listByCursor, listByOffset } from "./trace-lists.js";
 import { TRANSCODED_COLUMNS, transcodeTrace, type TranscodedTrace } from "./trace-transcoder.js";
 import { agentMetrics, dailySpend, traceStats } from "./trace-stats.js";
+import { complianceReport } from "./trace-compliance.js";
 import type {
+  ComplianceQuery,
+  ComplianceReport,
   AgentMetrics,
   CursorListQuery,
   CursorListResult,
@@ -115,6 +118,10 @@ class ClickHouseTraceStore implements TraceStore {
 
   dailySpend(tenantId: string, dayUtc: string): Promise<Map<string, number>> {
     return dailySpend(this.ctx, tenantId, dayUtc);
+  }
+
+  compliance(tenantId: string, q: ComplianceQuery): Promise<ComplianceReport> {
+    return complianceReport(this.ctx, tenantId, q);
   }
 
   async dropExpiredPartitions(now: Date): Promise<string[]> {

@@ -100,6 +100,35 @@ export interface StatsQuery {
   groupBy?: StatsGroupBy;
 }
 
+/** A compliance report's window (inclusive bounds) and optional agent. */
+export interface ComplianceQuery {
+  since: Date;
+  until: Date;
+  agentId?: string;
+}
+
+/** Injection scores at or above these are counted as elevated and high. */
+export const INJECTION_ELEVATED = 0.5;
+export const INJECTION_HIGH = 0.8;
+
+/**
+ * What the governance did over a window, for auditors: how many calls passed, failed and were refused
+ * (and why), the PII found per type and where, each policy's evaluations and actions, the injection
+ * scores seen, and the agents involved.
+ */
+export interface ComplianceReport {
+  traces: { total: number; success: number; error: number; blocked: number; withPii: number };
+  /** Refused calls by their error code (policy_violation, rate_limit_exceeded, budget_exceeded, agent_paused…), most first. */
+  refusals: { reason: string; count: number }[];
+  /** PII findings per entity type and source (prompt, completion): findings, and traces with at least one. */
+  pii: { entityType: string; source: string; findings: number; traces: number }[];
+  /** Per policy (its latest name): traces that evaluated it, that matched it, and the action taken. */
+  policies: { policyId: string; policyName: string; evaluated: number; matched: number; blocked: number; redacted: number; logged: number }[];
+  injection: { elevated: number; high: number; maxScore: number };
+  /** Per agent (its latest name): traces, refused, with PII; most refused first. */
+  agents: { agentId: string; agentName: string; traces: number; blocked: number; withPii: number }[];
+}
+
 export interface TraceStatsSummary {
   totalTraces: number;
   successCount: number;
@@ -185,6 +214,8 @@ export interface TraceStore {
   agentMetrics(tenantId: string, agentIds: readonly string[], now: Date): Promise<Map<string, AgentMetrics>>;
   /** Cost per agent id on one UTC day ('YYYY-MM-DD'); agents without traces are absent. */
   dailySpend(tenantId: string, dayUtc: string): Promise<Map<string, number>>;
+  /** The compliance report of a window (read from the traces, FINAL: a trace stored twice counts once). */
+  compliance(tenantId: string, q: ComplianceQuery): Promise<ComplianceReport>;
   /**
    * Recomputes the hourly rollups of closed hours written to since their last computation (a batch,
    * oldest first); returns the number of hours computed. Statistics are correct without it (stale
