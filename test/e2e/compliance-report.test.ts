@@ -6,18 +6,10 @@
 import test from "ava";
 import { startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
 import { createPolicy, send } from "./policy-helpers.js";
+import type { ComplianceReport } from "../../control-plane/src/stores/clickhouse/index.js";
 
-interface Report {
-  startDate: string;
-  endDate: string;
-  agentId: string | null;
-  traces: { total: number; success: number; error: number; blocked: number; withPii: number };
-  refusals: { reason: string; count: number }[];
-  pii: { entityType: string; source: string; findings: number; traces: number }[];
-  policies: { policyId: string; policyName: string; evaluated: number; matched: number; blocked: number; redacted: number; logged: number }[];
-  injection: { elevated: number; high: number; maxScore: number };
-  agents: { agentId: string; agentName: string; traces: number; blocked: number; withPii: number }[];
-}
+/** The store's report with the window it covers, as the route answers it. */
+type Report = ComplianceReport & { startDate: string; endDate: string; agentId: string | null };
 
 let w: ProxyWorld;
 test.before(async () => {
