@@ -393,8 +393,10 @@ interface ToolSlot {
   order: number;
   name?: string;
   id?: string;
-  /** The arguments' JSON text so far (or the object a server sent whole). */
+  /** The arguments' JSON text so far (or the object a server sent whole); a custom tool's input text. */
   args?: unknown;
+  /** `args` is a custom tool's free-text input (judged as one text, never as JSON). */
+  custom?: boolean;
 }
 
 /** Text accumulated from a delta's content (string or text chunks). */
@@ -446,7 +448,8 @@ export class ChatCompletionsObserver implements StreamObserver {
       .map((t) => (t.id === undefined ? { name: t.name as string } : { name: t.name as string, id: t.id }));
     const facts: ResponseFacts = { completionText: joinGroups(groups), toolCalls };
     const args = this.tools.filter((t) => t.args !== undefined).sort((a, b) => a.choice - b.choice || a.order - b.order);
-    if (args.length > 0) facts.toolArguments = args.map((t) => t.args);
+    // A custom tool's input is free text: wrapped, so that toolArgumentsText judges it whole, as JSON answers do.
+    if (args.length > 0) facts.toolArguments = args.map((t) => (t.custom ? { input: t.args } : t.args));
     const reasoning = joinGroups([...this.thinking.keys()].sort((a, b) => a - b).map((i) => [this.thinking.get(i) ?? ""]));
     if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
@@ -524,6 +527,7 @@ export class ChatCompletionsObserver implements StreamObserver {
     if (id !== undefined && entry.id === undefined) entry.id = id;
     if (name !== undefined && name !== "" && entry.name === undefined) entry.name = name;
     const args = isObject(call.function) ? call.function.arguments : isObject(call.custom) ? call.custom.input : undefined;
+    if (!isObject(call.function) && isObject(call.custom)) entry.custom = true;
     if (typeof args === "string") entry.args = typeof entry.args === "string" ? entry.args + args : args;
     else if (isObject(args)) entry.args = args;
   }

@@ -55,6 +55,13 @@ export interface EventView {
 export interface ToolArgPiece {
   call: string;
   group: string;
+  /**
+   * `json`: JSON text (or an object), judged and redacted value by value; `text`: free text (a custom
+   * tool's input), judged and redacted as one text, never parsed.
+   */
+  kind: "json" | "text";
+  /** The piece holds the call's whole arguments (Mistral sends each call whole in one delta): it ends here. */
+  whole: boolean;
   get(): unknown;
   set(value: unknown): void;
 }
@@ -71,10 +78,12 @@ export interface StreamFormat {
   toolEvent(call: string, args: unknown, template: { event: string; json: unknown }): { event: string; json: Json };
 }
 
-function toolPiece(call: string, group: string, holder: Json, key: string): ToolArgPiece {
+function toolPiece(call: string, group: string, holder: Json, key: string, kind: "json" | "text" = "json", whole = false): ToolArgPiece {
   return {
     call,
     group,
+    kind,
+    whole,
     get: () => holder[key],
     set: (value) => {
       holder[key] = value;
@@ -82,8 +91,12 @@ function toolPiece(call: string, group: string, holder: Json, key: string): Tool
   };
 }
 
-/** The tool-call argument pieces of a chat-completion delta of choice `i` (calls by `index`; legacy function_call). */
-function chatToolPieces(i: number, delta: Json, view: EventView): void {
+/**
+ * The tool-call argument pieces of a chat-completion delta of choice `i` (calls by `index`; legacy
+ * function_call). `whole`: each call comes whole in its delta (Mistral, whose clients read every delta's
+ * call as a complete call: it must leave in its own delta, never split or completed by another one).
+ */
+function chatToolPieces(i: number, delta: Json, view: EventView, whole: boolean): void {
   const group = String(i);
   const seen = new Set<number>();
   asArray(delta.tool_calls).forEach((call, position) => {
@@ -92,11 +105,11 @@ function chatToolPieces(i: number, delta: Json, view: EventView): void {
     // Two calls of one delta under one index (a server that sends each call whole): told apart by position.
     const name = seen.has(k) ? `${i}:${k}#${position}` : `${i}:${k}`;
     seen.add(k);
-    if (isObject(call.function) && (typeof call.function.arguments === "string" || isObject(call.function.arguments))) (view.toolArgs ??= []).push(toolPiece(name, group, call.function, "arguments"));
-    else if (isObject(call.custom) && typeof call.custom.input === "string") (view.toolArgs ??= []).push(toolPiece(`${name}:custom`, group, call.custom, "input"));
+    if (isObject(call.function) && (typeof call.function.arguments === "string" || isObject(call.function.arguments))) (view.toolArgs ??= []).push(toolPiece(name, group, call.function, "arguments", "json", whole));
+    else if (isObject(call.custom) && typeof call.custom.input === "string") (view.toolArgs ??= []).push(toolPiece(`${name}:custom`, group, call.custom, "input", "text", whole));
   });
   const legacy = delta.function_call;
-  if (isObject(legacy) && typeof legacy.arguments === "string") (view.toolArgs ??= []).push(toolPiece(`${i}:fc`, group, legacy, "arguments"));
+  if (isObject(legacy) && typeof legacy.arguments === "string") (view.toolArgs ??= []).push(toolPiece(`${i}:fc`, group, legacy, "arguments", "json", whole));
 }
 
 /** One quoting object: where its offsets and text are, and the units its provider counts offsets in. */
@@ -181,7 +194,7 @@ function reasoningDetailLike(template: unknown, i: number, text: string): Json {
  * Mistral reasoning models stream `{type:"thinking", thinking:[{type:"text", text}]}` content parts
  * (channel `i:thinking`), which end when the choice's answer text starts or the choice finishes.
  */
-const chatCompletions: StreamFormat = {
+const chatCompletions = (wholeToolCalls: boolean): StreamFormat => ({
   view(_event, data, json) {
     if (data.trim() === "[DONE]") return { ...EMPTY, endsStream: true };
     if (!isObject(json)) return EMPTY;
@@ -224,7 +237,7 @@ const chatCompletions: StreamFormat = {
         }
         // Tool calls come after the reasoning too: a held reasoning tail leaves before them.
         if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) answered = true;
-        if (delta.tool_calls !== undefined || delta.function_call !== undefined) chatToolPieces(i, delta, view);
+        if (delta.tool_calls !== undefined || delta.function_call !== undefined) chatToolPieces(i, delta, view, wholeToolCalls);
         // Web search models' url_citation annotations (usually in a late chunk): offsets into the whole
         // content of the choice, no text.
         for (const annotation of asArray(delta.annotations)) {
@@ -269,7 +282,7 @@ const chatCompletions: StreamFormat = {
     base.choices = [{ index: Number(index), delta, finish_reason: null }];
     return { event: template.event, json: base };
   },
-};
+});
 
 /**
  * Anthropic Messages, per block index: text blocks (content_block_start text, text_delta; channel `i`)
@@ -341,7 +354,7 @@ const google: StreamFormat = {
       if (isObject(content)) {
         asArray(content.parts).forEach((part, n) => {
           // A functionCall comes whole: its args object is a call of its own, judged in this chunk.
-          if (isObject(part) && isObject(part.functionCall) && isObject(part.functionCall.args)) (view.toolArgs ??= []).push(toolPiece(`${channel}:${n}`, channel, part.functionCall, "args"));
+          if (isObject(part) && isObject(part.functionCall) && isObject(part.functionCall.args)) (view.toolArgs ??= []).push(toolPiece(`${channel}:${n}`, channel, part.functionCall, "args", "json", true));
         });
         for (const part of asArray(content.parts)) {
           if (!isObject(part)) continue;
@@ -472,7 +485,7 @@ const cohere: StreamFormat = {
   },
 };
 
-const FORMATS: Record<ProviderName, StreamFormat> = { openai: chatCompletions, mistral: chatCompletions, anthropic, google, cohere };
+const FORMATS: Record<ProviderName, StreamFormat> = { openai: chatCompletions(false), mistral: chatCompletions(true), anthropic, google, cohere };
 
 export function streamFormat(provider: ProviderName): StreamFormat {
   return FORMATS[provider];

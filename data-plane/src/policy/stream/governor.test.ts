@@ -1039,7 +1039,7 @@ test("openai: arguments cut off by the stream's end are judged and released, red
   t.deepEqual(delta.tool_calls, [{ index: 0, function: { arguments: '{"to": "[REDACTED:email]", "body": "hi' } }], "not JSON: the text redacted as it is");
 });
 
-test("openai: a value redacted in the answer text is also redacted where a tool-call argument repeats it without context", (t) => {
+test("openai: a value redacted in the answer text is also redacted where a tool-call argument repeats it (in another form, found by the answer's context)", (t) => {
   const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
   const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
   const raw =
@@ -1049,7 +1049,82 @@ test("openai: a value redacted in the answer text is also redacted where a tool-
     "data: [DONE]\n\n";
   const out = run(governor("openai", [policy("redact", { piiTypes: ["ssn"] })]), [Buffer.from(raw)]);
   t.false(out.toString("utf8").includes("536-22-8726"));
-  t.deepEqual(argsOf("openai", out), [{ id: "536228726", ref: "[REDACTED:ssn]" }]);
+  t.deepEqual(argsOf("openai", out), [{ id: "[REDACTED:ssn]", ref: "[REDACTED:ssn]" }]);
+});
+
+// Audit (session 16): a call's values were scanned alone, so a value whose context word was in the
+// answer text ("the customer's SSN" then a bare number) left unredacted, although the whole-answer
+// judgement (and the JSON path) found it; a block then came only after [DONE].
+for (const provider of ["openai", "anthropic", "google"] as const) {
+  const sse = (o: object, event?: string) => `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(o)}\n\n`;
+  const streams: Record<typeof provider, string> = {
+    openai:
+      sse({ choices: [{ index: 0, delta: { role: "assistant", content: "Filing the customer's SSN now." } }] }) +
+      sse({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "file", arguments: "" } }] } }] }) +
+      sse({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"value":"536228726"}' } }] } }] }) +
+      sse({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }) +
+      "data: [DONE]\n\n",
+    anthropic:
+      sse({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude", content: [], usage: { input_tokens: 3, output_tokens: 1 } } }, "message_start") +
+      sse({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, "content_block_start") +
+      sse({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Filing the customer's SSN now." } }, "content_block_delta") +
+      sse({ type: "content_block_stop", index: 0 }, "content_block_stop") +
+      sse({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "t1", name: "file", input: {} } }, "content_block_start") +
+      sse({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"value":"536228726"}' } }, "content_block_delta") +
+      sse({ type: "content_block_stop", index: 1 }, "content_block_stop") +
+      sse({ type: "message_delta", delta: { stop_reason: "tool_use" }, usage: { output_tokens: 9 } }, "message_delta") +
+      sse({ type: "message_stop" }, "message_stop"),
+    google:
+      sse({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Filing the customer's SSN now." }] } }] }) +
+      sse({ candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall: { name: "file", args: { value: "536228726" } } }] }, finishReason: "STOP" }] }),
+  };
+  test(`${provider}: a tool-call value is scanned with the answer's context before it (redacted, or blocked before it leaves)`, (t) => {
+    const out = run(governor(provider, [policy("redact", { piiTypes: ["ssn"] })]), [Buffer.from(streams[provider])]);
+    t.false(out.toString("utf8").includes("536228726"));
+    t.deepEqual(argsOf(provider, out), [{ value: "[REDACTED:ssn]" }]);
+    const g = governor(provider, [policy("block", { piiTypes: ["ssn"] })]);
+    const blocked = run(g, [Buffer.from(streams[provider])]).toString("utf8");
+    t.true(g.stopped);
+    t.false(blocked.includes("536228726"));
+  });
+}
+
+test("openai: a custom tool's free-text input is judged as one text even when it parses as JSON, and a brace in it does not end it", (t) => {
+  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
+  for (const input of ["4111111111111111", '{"jane.doe@example.com": true}', 'print({"to": "jane.doe@example.com"})\nprint("done")']) {
+    let raw = chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "custom", custom: { name: "run", input: "" } }] });
+    for (let i = 0; i < input.length; i += 3) raw += chunk({ tool_calls: [{ index: 0, custom: { input: input.slice(i, i + 3) } }] });
+    raw += chunk({}, "tool_calls") + "data: [DONE]\n\n";
+    const out = run(governor("openai", [policy("redact", { piiTypes: ["credit_card", "email"] })]), [Buffer.from(raw)]).toString("utf8");
+    t.false(out.includes("jane") || out.includes("41111111"), input);
+    const got = parseSse(out)
+      .events.filter((e) => e.data.includes('"custom"'))
+      .map((e) => (JSON.parse(e.data) as { choices: { delta: { tool_calls: { custom: { input: string } }[] } }[] }).choices[0]!.delta.tool_calls[0]!.custom.input)
+      .join("");
+    t.true(got.includes("[REDACTED:"), `${input} → ${got}`);
+  }
+});
+
+test("mistral: every tool call leaves whole in its own delta, with its name, even when its arguments are not complete JSON", (t) => {
+  const ms = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const raw =
+    ms({ id: "x", object: "chat.completion.chunk", created: 1, model: "mistral-small-latest", choices: [{ index: 0, delta: { role: "assistant", content: "", tool_calls: [{ id: "a1", index: 0, function: { name: "send", arguments: '{"to": "jane.doe@example.com", "body": "Dear Jane, as discussed' } }] }, finish_reason: null }] }) +
+    ms({ id: "x", object: "chat.completion.chunk", created: 1, model: "mistral-small-latest", choices: [{ index: 0, delta: { tool_calls: [{ id: "a2", index: 0, function: { name: "log", arguments: '{"note": "sent to ops@example.org"}' } }] }, finish_reason: null }] }) +
+    ms({ id: "x", object: "chat.completion.chunk", created: 1, model: "mistral-small-latest", choices: [{ index: 0, delta: { content: "" }, finish_reason: "length" }] }) +
+    "data: [DONE]\n\n";
+  const out = run(governor("mistral", [policy("redact", { piiTypes: ["email"] })]), [Buffer.from(raw)]).toString("utf8");
+  const calls = parseSse(out)
+    .events.filter((e) => e.data.includes("tool_calls"))
+    .map((e) => (JSON.parse(e.data) as { choices: { delta: { tool_calls: { id: string; function: { name: string; arguments: string } }[] } }[] }).choices[0]!.delta.tool_calls[0]!);
+  t.deepEqual(
+    calls.map((c) => [c.id, c.function.name, c.function.arguments]),
+    [
+      ["a1", "send", '{"to": "[REDACTED:email]", "body": "Dear Jane, as discussed'],
+      ["a2", "log", '{"note": "sent to [REDACTED:email]"}'],
+    ],
+    "no inserted delta: each call in its own, whole",
+  );
 });
 
 test("openai: brackets and escaped quotes inside string values do not end a call early; a call that never completes leaves when the next call starts", (t) => {

@@ -31,7 +31,7 @@ import { KeptRuns } from "../../providers/shift-range.js";
 import { GrowingText } from "../../providers/growing-text.js";
 import { streamFormat, type EventView, type Quote, type StreamFormat, type ToolArgPiece } from "./formats.js";
 import type { ScopedThinking } from "../thinking/index.js";
-import { argumentSlots, type TextSlot } from "../../providers/text-slots.js";
+import { argumentSlots, slot, type TextSlot } from "../../providers/text-slots.js";
 import { partRedactor } from "../engine/evaluate.js";
 
 /** Redacted values remembered per stream for quotes that could not be placed: at most this many, this long at least. */
@@ -152,16 +152,21 @@ class ToolCall {
   /** Arguments that came as one object (Gemini `functionCall.args`). */
   whole: unknown = undefined;
   template: { event: string; json: unknown; eol: string } = { event: "", json: undefined, eol: "\n" };
+  /** The provider sent the call whole in one piece (Mistral, Gemini): it ends with that event. */
+  sentWhole = false;
   /**
    * Bracket depth of `raw` outside string literals, and the literal state at its end: kept as fragments
    * arrive (by hand, one pass over each fragment), so completeness is known without parsing the growing
-   * text again after every fragment.
+   * text after every fragment: only when a closing bracket brings the depth back to 0.
    */
   private depth = 0;
-  private opened = false;
+  private closedToZero = false;
   private inString = false;
   private escaped = false;
-  constructor(readonly group: string) {}
+  constructor(
+    readonly group: string,
+    readonly kind: "json" | "text",
+  ) {}
 
   value(): unknown {
     return this.whole !== undefined ? this.whole : this.raw;
@@ -176,20 +181,21 @@ class ToolCall {
         else if (c === 0x5c) this.escaped = true;
         else if (c === 0x22) this.inString = false;
       } else if (c === 0x22) this.inString = true;
-      else if (c === 0x7b || c === 0x5b) {
-        this.depth++;
-        this.opened = true;
-      } else if (c === 0x7d || c === 0x5d) this.depth--;
+      else if (c === 0x7b || c === 0x5b) this.depth++;
+      else if ((c === 0x7d || c === 0x5d) && --this.depth === 0) this.closedToZero = true;
     }
   }
 
   /**
-   * Whether the arguments are complete: an object came, or the JSON text closed its outermost bracket
-   * and parses (a proper prefix of a JSON object or array never does).
+   * Whether the arguments are complete: the provider sent them whole, or their JSON text closed its
+   * outermost bracket in the last fragment and parses (a proper prefix of a JSON object or array never
+   * does). Free text (a custom tool's input) is complete only when its group ends.
    */
   complete(): boolean {
-    if (this.whole !== undefined) return true;
-    if (!this.opened || this.depth !== 0 || this.inString) return false;
+    if (this.whole !== undefined || this.sentWhole) return true;
+    if (this.kind === "text" || !this.closedToZero) return false;
+    this.closedToZero = false;
+    if (this.depth !== 0 || this.inString) return false;
     try {
       JSON.parse(this.raw);
       return true;
@@ -205,6 +211,7 @@ interface EndingCall {
   call: ToolCall;
   holder: { value: unknown };
   slots: TextSlot[];
+  /** The recent output (context for the detectors), a blank line, then the leaves: `released` is where the leaves start. */
   scanned: Channel;
   /** A leaf was redacted (an arguments object is rewritten in place: its event must be rebuilt). */
   rewritten?: boolean;
@@ -243,6 +250,14 @@ class Governor implements StreamGovernor {
   private done = false;
   /** Calls ended by a newer call of their group, noted while this event's fragments are taken. */
   private groupEnded = new Set<string>();
+  /**
+   * Where the output so far ends, for the context a tool call's values are scanned with ("the customer's
+   * SSN" before a bare number), as the whole-answer judgement sees them: the channel that got text last,
+   * the last characters of the last call's values, and which of the two came later.
+   */
+  private lastText: Channel | undefined;
+  private lastCallTail = "";
+  private callAfterText = false;
   blockedBy: Policy | undefined;
   piiMs = 0;
   private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
@@ -338,6 +353,8 @@ class Governor implements StreamGovernor {
     view.pieces.forEach((p, i) => {
       const ch = this.channel(p.channel);
       ch.text.append(originals[i]!);
+      this.lastText = ch;
+      this.callAfterText = false;
       ch.template = { event: block.event, json, eol: block.eol };
       touched.set(p.channel, ch);
     });
@@ -427,12 +444,13 @@ class Governor implements StreamGovernor {
       let call = this.tools.get(p.call);
       if (!call) {
         for (const [name, other] of this.tools) if (other.group === p.group && !touched.has(name)) this.groupEnded.add(name);
-        call = new ToolCall(p.group);
+        call = new ToolCall(p.group, p.kind);
         this.tools.set(p.call, call);
       }
       const v = originals[i];
       if (typeof v === "string") call.append(v);
       else if (v !== undefined && v !== null) call.whole = v;
+      if (p.whole) call.sentWhole = true;
       call.template = { event: block.event, json, eol: block.eol };
       touched.set(p.call, call);
     });
@@ -452,11 +470,25 @@ class Governor implements StreamGovernor {
     return out;
   }
 
-  /** A call's arguments as string-leaf slots (keys, numbers and structure are no text) and their joined text, to scan. */
+  /**
+   * A call's arguments as string-leaf slots (keys, numbers and structure are no text; free text is one
+   * slot) and their joined text, to scan after the recent output (context), as the whole answer is judged.
+   */
   private endingCall(name: string, call: ToolCall): EndingCall {
     const holder = { value: call.value() };
-    const slots = argumentSlots(holder, "value").filter((s) => s.get() !== "");
-    return { name, call, holder, slots, scanned: new Channel(slots.map((s) => s.get()).join("\n\n")) };
+    const slots = (call.kind === "text" && typeof holder.value === "string" ? [slot(holder, "value")] : argumentSlots(holder, "value")).filter((s) => s.get() !== "");
+    const leaves = slots.map((s) => s.get()).join("\n\n");
+    const t = this.lastText?.text;
+    const textTail = t ? t.slice(Math.max(0, t.length - LOOKBEHIND_CHARS)) : "";
+    const parts = (this.callAfterText ? [textTail, this.lastCallTail] : [this.lastCallTail, textTail]).filter((x) => x !== "");
+    const context = parts.length === 0 ? "" : `${parts.join("\n\n")}\n\n`;
+    const scanned = new Channel(context + leaves);
+    scanned.released = context.length;
+    if (leaves !== "") {
+      this.lastCallTail = leaves.slice(Math.max(0, leaves.length - LOOKBEHIND_CHARS));
+      this.callAfterText = true;
+    }
+    return { name, call, holder, slots, scanned };
   }
 
   /**
@@ -465,8 +497,12 @@ class Governor implements StreamGovernor {
    * byte but the rewritten string literals. An arguments object is rewritten in place.
    */
   private releaseCall(e: EndingCall): unknown {
-    const text = e.scanned.text.slice(0);
-    const spans = this.spans(e.scanned);
+    const offset = e.scanned.released;
+    const text = e.scanned.text.slice(offset);
+    // The findings of the context (the output before the call) are not the call's.
+    const spans = this.spans(e.scanned)
+      .filter((s) => s.end > offset)
+      .map((s) => ({ start: Math.max(0, s.start - offset), end: s.end - offset, label: s.label }));
     for (const s of spans) this.counters.redactedChars += s.end - s.start;
     for (const s of spans) if (s.end - s.start >= MIN_REMEMBERED_VALUE && this.redactedValues.size < MAX_REMEMBERED_VALUES) this.redactedValues.set(text.slice(s.start, s.end), s.label);
     if (this.activeRedactors.size === 0 && this.redactedValues.size === 0) return e.holder.value;
