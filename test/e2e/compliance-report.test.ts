@@ -67,6 +67,7 @@ test.serial("the report counts what the sidecar did: passed, redacted, blocked b
     ],
   );
   t.is(d.agentId, null);
+  t.deepEqual(d.truncated, { policies: false, agents: false });
 
   // One agent; a window that ends before the calls.
   const onlyB = await report(`?startDate=${encodeURIComponent(start)}&agentId=${b}`);
@@ -80,6 +81,9 @@ test.serial("the report counts what the sidecar did: passed, redacted, blocked b
 });
 
 test.serial("bad windows are 400 in group B's shape; the default window is the last 30 days", async (t) => {
+  const future = await w.stack.api.get<{ error: string }>(`/api/compliance/report?startDate=2999-01-01`);
+  t.is(future.status, 400);
+  t.regex(future.body.error, /after now/, "without endDate the window ends now");
   for (const q of ["?startDate=2026-02-01&endDate=2026-01-01", "?startDate=2025-01-01&endDate=2025-06-01", "?startDate=yesterday", "?endDate=2026-13-01", `?agentId=${"x".repeat(201)}`]) {
     const r = await w.stack.api.get<{ error: unknown }>(`/api/compliance/report${q}`);
     t.is(r.status, 400, q);

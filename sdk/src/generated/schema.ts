@@ -3755,6 +3755,7 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             startDate: string;
+            /** @description Traces by status: `error` excludes the refused ones (`blocked`), so total = success + error + blocked (GET /api/traces counts blocked as errors) */
             traces: {
                 blocked: number;
                 error: number;
@@ -3762,6 +3763,11 @@ export interface components {
                 total: number;
                 /** @description traces with at least one PII finding */
                 withPii: number;
+            };
+            /** @description Whether the policies or agents lists were cut at 1000 rows */
+            truncated: {
+                agents: boolean;
+                policies: boolean;
             };
         };
         ComplianceReportReadB: {

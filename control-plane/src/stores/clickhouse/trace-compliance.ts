@@ -29,24 +29,28 @@ export async function complianceReport(ctx: StoreContext, tenantId: string, q: C
       sql`SELECT error_code AS reason, count() AS c ${from} WHERE ${where} AND status = 'blocked'
       GROUP BY error_code ORDER BY c DESC, reason ASC`,
     ),
+    // A trace counts once per (type, source) and once per policy (and per result, per action): the first
+    // occurrence in its arrays, marked by arrayEnumerateUniq (cheaper than distinct counts of trace ids).
     ctx.engine.query(
-      sql`SELECT entity AS entity_type, source, count() AS findings, uniqExact(id) AS traces
-      ${from} ARRAY JOIN pii_entity_types AS entity, pii_sources AS source WHERE ${where}
+      sql`SELECT entity AS entity_type, source, count() AS findings, countIf(first = 1) AS traces
+      ${from} ARRAY JOIN pii_entity_types AS entity, pii_sources AS source, arrayEnumerateUniq(pii_entity_types, pii_sources) AS first
+      WHERE ${where}
       GROUP BY entity, source ORDER BY findings DESC, entity_type ASC, source ASC`,
     ),
     ctx.engine.query(
-      sql`SELECT pid AS policy_id, argMax(pname, timestamp_ms) AS policy_name, uniqExact(id) AS evaluated,
-        uniqExactIf(id, result = 'fail') AS matched, uniqExactIf(id, action = 'block') AS blocked,
-        uniqExactIf(id, action = 'redact') AS redacted, uniqExactIf(id, action = 'log') AS logged
-      ${from} ARRAY JOIN policy_ids AS pid, policy_names AS pname, policy_results AS result, policy_actions AS action
+      sql`SELECT pid AS policy_id, argMax(pname, timestamp_ms) AS policy_name, countIf(k = 1) AS evaluated,
+        countIf(kr = 1 AND result = 'fail') AS matched, countIf(ka = 1 AND action = 'block') AS blocked,
+        countIf(ka = 1 AND action = 'redact') AS redacted, countIf(ka = 1 AND action = 'log') AS logged
+      ${from} ARRAY JOIN policy_ids AS pid, policy_names AS pname, policy_results AS result, policy_actions AS action,
+        arrayEnumerateUniq(policy_ids) AS k, arrayEnumerateUniq(policy_ids, policy_results) AS kr, arrayEnumerateUniq(policy_ids, policy_actions) AS ka
       WHERE ${where}
-      GROUP BY pid ORDER BY matched DESC, policy_id ASC LIMIT ${COMPLIANCE_MAX_ROWS}`,
+      GROUP BY pid ORDER BY matched DESC, policy_id ASC LIMIT ${COMPLIANCE_MAX_ROWS + 1}`,
     ),
     ctx.engine.query(
       sql`SELECT agent_id, argMax(agent_name, timestamp_ms) AS agent_name, count() AS n,
         countIf(status = 'blocked') AS blocked, countIf(has_pii = 1) AS with_pii
       ${from} WHERE ${where}
-      GROUP BY agent_id ORDER BY blocked DESC, with_pii DESC, n DESC, agent_id ASC LIMIT ${COMPLIANCE_MAX_ROWS}`,
+      GROUP BY agent_id ORDER BY blocked DESC, with_pii DESC, n DESC, agent_id ASC LIMIT ${COMPLIANCE_MAX_ROWS + 1}`,
     ),
   ]);
   const t = totals[0] ?? {};
@@ -55,7 +59,7 @@ export async function complianceReport(ctx: StoreContext, tenantId: string, q: C
     traces: { total: n, success: num(t["success"]), error: num(t["error"]), blocked: num(t["blocked"]), withPii: num(t["with_pii"]) },
     refusals: refusals.map((r) => ({ reason: str(r["reason"]), count: num(r["c"]) })),
     pii: pii.map((r) => ({ entityType: str(r["entity_type"]), source: str(r["source"]), findings: num(r["findings"]), traces: num(r["traces"]) })),
-    policies: policies.map((r) => ({
+    policies: policies.slice(0, COMPLIANCE_MAX_ROWS).map((r) => ({
       policyId: str(r["policy_id"]),
       policyName: str(r["policy_name"]),
       evaluated: num(r["evaluated"]),
@@ -64,8 +68,10 @@ export async function complianceReport(ctx: StoreContext, tenantId: string, q: C
       redacted: num(r["redacted"]),
       logged: num(r["logged"]),
     })),
-    // max() over no rows is 0 on both engines; said so explicitly.
-    injection: { elevated: num(t["elevated"]), high: num(t["high"]), maxScore: n === 0 ? 0 : num(t["max_score"]) },
-    agents: agents.map((r) => ({ agentId: str(r["agent_id"]), agentName: str(r["agent_name"]), traces: num(r["n"]), blocked: num(r["blocked"]), withPii: num(r["with_pii"]) })),
+    // max() over no rows is 0 on both engines; said so explicitly. Ingest takes any finite score from a
+    // foreign sidecar: clamped to 0..1 as the trace views do.
+    injection: { elevated: num(t["elevated"]), high: num(t["high"]), maxScore: n === 0 ? 0 : Math.min(1, Math.max(0, num(t["max_score"]))) },
+    truncated: { policies: policies.length > COMPLIANCE_MAX_ROWS, agents: agents.length > COMPLIANCE_MAX_ROWS },
+    agents: agents.slice(0, COMPLIANCE_MAX_ROWS).map((r) => ({ agentId: str(r["agent_id"]), agentName: str(r["agent_name"]), traces: num(r["n"]), blocked: num(r["blocked"]), withPii: num(r["with_pii"]) })),
   };
 }

@@ -120,6 +120,7 @@ function expected(rows: Trace[]): ComplianceReport {
     agents: [...agent]
       .map(([agentId, a]) => ({ agentId, agentName: agentName.get(agentId)!.value, ...a }))
       .sort((a, b) => b.blocked - a.blocked || b.withPii - a.withPii || b.traces - a.traces || (a.agentId < b.agentId ? -1 : 1)),
+    truncated: { policies: false, agents: false },
   };
 }
 
@@ -144,6 +145,36 @@ for (const kind of enginesUnderTest()) {
 
       const empty = await ts.store.compliance("nobody", { since, until });
       t.deepEqual(empty, expected([]));
+    } finally {
+      await ts.dispose();
+    }
+  });
+
+  test(`${kind}: a policy evaluated twice in one trace counts once; a foreign score outside 0..1 is clamped; long lists are cut with a flag`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const now = Date.now();
+      const twice = makeTrace({
+        tenantId: "ten",
+        timestampMs: BigInt(now - 1000),
+        injectionScore: 1.5,
+        policyEvaluations: [
+          create(PolicyEvaluationSchema, { policyId: "pol_x", policyName: "x", result: "pass", actionTaken: "none" }),
+          create(PolicyEvaluationSchema, { policyId: "pol_x", policyName: "x", result: "fail", actionTaken: "redact" }),
+          create(PolicyEvaluationSchema, { policyId: "pol_x", policyName: "x", result: "fail", actionTaken: "redact" }),
+        ],
+        piiDetections: [0, 1, 2].map(() => create(PiiDetectionSchema, { entityType: "email", source: "prompt", start: 0, end: 4, score: 0.9 })),
+      });
+      const many = Array.from({ length: 1001 }, (_, i) => makeTrace({ tenantId: "ten", timestampMs: BigInt(now - 2000 - i), agentId: `agt_${String(i).padStart(4, "0")}` }));
+      await ts.store.insert([twice, ...many]);
+      const r = await ts.store.compliance("ten", { since: new Date(now - 60_000), until: new Date(now) });
+      t.deepEqual(r.policies, [{ policyId: "pol_x", policyName: "x", evaluated: 1, matched: 1, blocked: 0, redacted: 1, logged: 0 }]);
+      t.deepEqual(r.pii, [{ entityType: "email", source: "prompt", findings: 3, traces: 1 }]);
+      t.is(r.injection.maxScore, 1);
+      t.is(r.injection.high, 1);
+      t.is(r.agents.length, 1000);
+      t.deepEqual(r.truncated, { policies: false, agents: true });
+      t.is(r.traces.total, 1002);
     } finally {
       await ts.dispose();
     }

@@ -117,6 +117,7 @@ export const INJECTION_HIGH = 0.8;
  * scores seen, and the agents involved.
  */
 export interface ComplianceReport {
+  /** By status: `error` excludes the refused (`blocked`) ones, so total = success + error + blocked. */
   traces: { total: number; success: number; error: number; blocked: number; withPii: number };
   /** Refused calls by their error code (policy_violation, rate_limit_exceeded, budget_exceeded, agent_paused…), most first. */
   refusals: { reason: string; count: number }[];
@@ -127,6 +128,8 @@ export interface ComplianceReport {
   injection: { elevated: number; high: number; maxScore: number };
   /** Per agent (its latest name): traces, refused, with PII; most refused first. */
   agents: { agentId: string; agentName: string; traces: number; blocked: number; withPii: number }[];
+  /** Whether the policies or agents lists were cut at COMPLIANCE_MAX_ROWS. */
+  truncated: { policies: boolean; agents: boolean };
 }
 
 export interface TraceStatsSummary {

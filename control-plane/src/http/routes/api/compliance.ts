@@ -26,7 +26,9 @@ export const ComplianceReportB = z
     startDate: Timestamp,
     endDate: Timestamp,
     agentId: z.string().nullable(),
-    traces: z.object({ total: Count, success: Count, error: Count, blocked: Count, withPii: Count.openapi({ description: "traces with at least one PII finding" }) }),
+    traces: z
+      .object({ total: Count, success: Count, error: Count, blocked: Count, withPii: Count.openapi({ description: "traces with at least one PII finding" }) })
+      .openapi({ description: "Traces by status: `error` excludes the refused ones (`blocked`), so total = success + error + blocked (GET /api/traces counts blocked as errors)" }),
     refusals: z
       .array(z.object({ reason: z.string().openapi({ example: "policy_violation" }), count: Count }))
       .openapi({ description: "Refused (blocked) calls by error code: policy_violation, rate_limit_exceeded, budget_exceeded, agent_paused…; most first" }),
@@ -54,6 +56,7 @@ export const ComplianceReportB = z
     agents: z
       .array(z.object({ agentId: z.string(), agentName: z.string(), traces: Count, blocked: Count, withPii: Count }))
       .openapi({ description: `Per agent: most refused first, then most with PII; at most ${COMPLIANCE_MAX_ROWS}` }),
+    truncated: z.object({ policies: z.boolean(), agents: z.boolean() }).openapi({ description: `Whether the policies or agents lists were cut at ${COMPLIANCE_MAX_ROWS} rows` }),
   })
   .openapi("ComplianceReportB");
 
@@ -73,7 +76,9 @@ export function registerComplianceRoutes(router: Router<AppState>, registry: Ope
       const until = query.endDate ?? new Date();
       const since = query.startDate ?? new Date(until.getTime() - COMPLIANCE_DEFAULT_DAYS * DAY_MS);
       if (since.getTime() > until.getTime()) {
-        throw badRequest("startDate must not be after endDate", [{ path: query.startDate ? "query.startDate" : "query.endDate", message: "after endDate" }]);
+        // Without endDate the window ends now: a startDate in the future is after it.
+        const end = query.endDate ? "endDate" : "now (endDate's default)";
+        throw badRequest(`startDate must not be after ${end}`, [{ path: "query.startDate", message: `after ${end}` }]);
       }
       if (until.getTime() - since.getTime() > COMPLIANCE_MAX_DAYS * DAY_MS) {
         throw badRequest(`the window from startDate to endDate is longer than ${COMPLIANCE_MAX_DAYS} days`, [{ path: "query.startDate", message: `more than ${COMPLIANCE_MAX_DAYS} days before endDate` }]);
