@@ -328,3 +328,29 @@ test("a provider that read the request and reset the connection: 502, the prompt
     await refused.close();
   }
 });
+
+// --- review (session 16): a block that only the whole output shows ended the stream after [DONE] ---
+
+test("a block policy that only the whole streamed answer matches ends the stream with its error before [DONE], not after it", async (t) => {
+  // The regex spans more text than the governor's window: only the end-of-stream judgement sees it whole.
+  const wide = create(PolicySchema, { id: "pol_wide", name: "wide", status: "active", action: "block", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", regex: "alpha.{200,400}omega" }) });
+  const s = await setup([wide]);
+  try {
+    const text = `alpha ${"filler words ".repeat(20)} omega and then some closing words.`;
+    let body = "";
+    for (let i = 0; i < text.length; i += 5) body += chunk({ choices: [{ index: 0, delta: { content: text.slice(i, i + 5) }, finish_reason: null }] });
+    body += chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) + chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 50, total_tokens: 60 } }) + "data: [DONE]\n\n";
+    s.answer({ headers: { "content-type": "text/event-stream" }, body });
+    const r = await call(s.url, true);
+    const out = r.body.toString();
+    // The answer's tail left with its finish chunk (a channel's end releases it, in order); the verdict
+    // comes at the end marker, before it, where every SDK still reads and raises it.
+    t.false(out.includes("[DONE]"), "the end marker never left: the error event ended the stream");
+    t.regex(out, /blocked by policy \\"wide\\"/);
+    t.true(out.trimEnd().endsWith("}"), "the error event is the last thing sent");
+    const tr = await traceOf(s);
+    t.is(tr.status, "blocked");
+  } finally {
+    await s.close();
+  }
+});

@@ -67,6 +67,13 @@ export interface StreamGovernorOptions {
   errorEvent(policy: Policy): string;
   /** Where the originals of signed reasoning (Anthropic thinking blocks) that redaction changed are kept. */
   redactedThinking?: Pick<ScopedThinking, "remember">;
+  /**
+   * The whole-output judgement, run once when the stream's end marker arrives ([DONE], message_delta,
+   * message-end, a provider error), before the held text and the marker leave: a block policy that only
+   * the whole output shows (context across channels, a regex longer than the scanned window) then ends
+   * the stream instead of coming after its end, where clients no longer read. Returns that policy.
+   */
+  finalCheck?: () => Policy | undefined;
   windowChars?: number;
   scanStepChars?: number;
   maxHoldChars?: number;
@@ -258,6 +265,8 @@ class Governor implements StreamGovernor {
   private lastText: Channel | undefined;
   private lastCallTail = "";
   private callAfterText = false;
+  /** options.finalCheck ran (at the first end marker). */
+  private finalChecked = false;
   blockedBy: Policy | undefined;
   piiMs = 0;
   private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
@@ -392,6 +401,14 @@ class Governor implements StreamGovernor {
     for (const [, temp] of quotes?.unplaced ?? []) this.scanChannel(temp, true);
     for (const e of endingCalls) this.scanChannel(e.scanned, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
+    if (view.endsStream && this.opts.finalCheck && !this.finalChecked) {
+      this.finalChecked = true;
+      const p = this.opts.finalCheck();
+      if (p) {
+        this.blockedBy = p;
+        return this.emit(this.opts.errorEvent(p), true);
+      }
+    }
     this.activateRedactors();
 
     let before = "";

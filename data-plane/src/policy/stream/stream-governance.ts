@@ -38,6 +38,8 @@ class RecordingGovernor implements ProxyStreamGovernor {
   private finished = false;
   private blocked: Policy | undefined;
   private spentMs = 0;
+  /** The whole-output judgement made at the stream's end marker (finalCheck). */
+  private final: { facts: ResponseFacts; outcome: PhaseOutcome } | undefined;
   /** What the last evaluation judged: the output text, it plus the tool arguments, and its PII. */
   private judged: { text: string; judged: string; pii: ReturnType<typeof detectPii> | null } = { text: "", judged: "", pii: null };
   /** The part of spentMs spent scanning the completion for PII: reported as pii_scan, not policy_eval. */
@@ -60,6 +62,7 @@ class RecordingGovernor implements ProxyStreamGovernor {
           inputTokens: this.inputTokens,
           injectionScore: ctx.draft.injectionScore,
           errorEvent: (p) => this.errorEvent(p),
+          finalCheck: () => this.finalCheck(),
           ...(ctx.redactedThinking ? { redactedThinking: ctx.redactedThinking } : {}),
         })
       : null;
@@ -81,7 +84,7 @@ class RecordingGovernor implements ProxyStreamGovernor {
       }
       if (!this.inner) return chunk;
       const out = this.inner.transform(chunk);
-      if (this.inner.stopped) this.finish(this.inner.blockedBy);
+      if (this.inner.stopped) this.finish(this.inner.blockedBy, this.final?.facts, this.final?.outcome);
       return out ?? EMPTY;
     } finally {
       this.spentMs += performance.now() - t;
@@ -98,9 +101,10 @@ class RecordingGovernor implements ProxyStreamGovernor {
         return EMPTY;
       }
       // The whole completion is judged once more before the held tail leaves: a block that only the
-      // complete text shows ends the stream instead of releasing the tail.
-      const facts = this.observer.end();
-      const outcome = this.evaluate(facts);
+      // complete text shows ends the stream instead of releasing the tail (at the end marker already,
+      // when the stream has one: finalCheck).
+      const facts = this.final?.facts ?? this.observer.end();
+      const outcome = this.final?.outcome ?? this.evaluate(facts);
       if (outcome.blockedBy) {
         this.finish(outcome.blockedBy, facts, outcome);
         return Buffer.from(this.errorEvent(outcome.blockedBy), "utf8");
@@ -153,6 +157,17 @@ class RecordingGovernor implements ProxyStreamGovernor {
       redacted = mapSlots(redacted, this.ctx.adapter.answerToolSlots, (leaf) => withoutRedactedValues(fallback(leaf), values));
     }
     return Buffer.from(JSON.stringify(redacted), "utf8");
+  }
+
+  /**
+   * The windowed governor met the stream's end marker: the whole output is judged now, before the held
+   * tail and the marker leave (the observer has read every byte up to the marker). Kept for end().
+   */
+  private finalCheck(): Policy | undefined {
+    const facts = this.observer.end();
+    const outcome = this.evaluate(facts);
+    this.final = { facts, outcome };
+    return outcome.blockedBy;
   }
 
   private errorEvent(p: Policy): string {
