@@ -354,3 +354,28 @@ test("a block policy that only the whole streamed answer matches ends the stream
     await s.close();
   }
 });
+
+test("a streamed event too deeply nested for the governor to rewrite stops the stream there, fail closed: an error event, trace unreadable_answer, nothing of it sent", async (t) => {
+  const s = await setup([policy("pol_out", "redact", "outbound")]);
+  try {
+    // Written by hand: JSON.stringify cannot write it either.
+    const deep = `${"[".repeat(20000)}1${"]".repeat(20000)}`;
+    const nested = chunk({ choices: [{ index: 0, delta: { content: "write to jane.doe@example.com please" }, finish_reason: null }] }).replace(/}\n\n$/, `,"deep":${deep}}\n\n`);
+    const body =
+      chunk({ choices: [{ index: 0, delta: { content: "Hello, " }, finish_reason: null }] }) +
+      nested +
+      chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
+      "data: [DONE]\n\n";
+    s.answer({ headers: { "content-type": "text/event-stream" }, body });
+    const r = await call(s.url, true);
+    const out = r.body.toString();
+    t.false(out.includes("jane"), "nothing of the event left");
+    t.false(out.includes("[DONE]"));
+    t.regex(out, /could not be governed/);
+    const tr = await traceOf(s);
+    t.is(tr.status, "error");
+    t.is(tr.errorCode, "unreadable_answer");
+  } finally {
+    await s.close();
+  }
+});

@@ -407,6 +407,11 @@ export function createProxyHandler(deps: ProxyDeps) {
         if (clientGone) {
           draft.status = "error";
           draft.errorCode = "client_closed";
+        } else if (relay.governorError !== undefined) {
+          // The outbound governor could not rewrite an event (nested too deeply: RangeError) or failed: the
+          // stream was stopped there, fail closed.
+          draft.status = "error";
+          draft.errorCode = relay.governorError instanceof RangeError ? "unreadable_answer" : "internal_error";
         } else if (relay.upstreamError !== undefined && !relay.stopped) {
           draft.status = "error";
           draft.errorCode = isAbort(relay.upstreamError) ? "client_closed" : upstreamFailure(relay.upstreamError, adapter.name).code;
@@ -416,12 +421,14 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
         responded = true;
         if (!clientGone) {
-          if (relay.upstreamError !== undefined && !relay.stopped) {
-            // The provider's stream broke: end with its native error event when that cannot split an event, else cut.
+          if ((relay.upstreamError !== undefined && !relay.stopped) || relay.governorError !== undefined) {
+            // The provider's stream broke (or the governor could not go on): end with the provider's native
+            // error event when that cannot split an event, else cut.
             if (!relay.atBoundary) {
               res.destroy();
             } else {
-              if (isSse) res.write(adapter.errorEvent(`${adapter.name} stream interrupted`, draft.errorCode, { status: 502, details: { trace_id: traceId } }));
+              const why = relay.governorError !== undefined ? "the answer could not be governed" : `${adapter.name} stream interrupted`;
+              if (isSse) res.write(adapter.errorEvent(why, draft.errorCode, { status: 502, details: { trace_id: traceId } }));
               if (trailers) res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
               res.end();
             }

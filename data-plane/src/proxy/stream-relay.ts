@@ -26,6 +26,12 @@ export interface RelayOptions {
 export interface RelayResult {
   /** Set when reading the upstream body failed (abort, reset, body timeout). */
   upstreamError?: unknown;
+  /**
+   * Set when the stream governor failed on an event (an answer nested too deeply to re-serialise, or a
+   * bug): the upstream call was stopped and nothing more was written, the governor's held text included
+   * (fail closed: what it held was not judged to the end).
+   */
+  governorError?: unknown;
   /** The governor ended the stream (outbound block). */
   stopped: boolean;
   /** True when the bytes written so far end on an SSE event boundary (an error event may follow). */
@@ -69,7 +75,16 @@ export async function relayStream(o: RelayOptions): Promise<RelayResult> {
   try {
     for await (const chunk of o.body) {
       observer.push(chunk);
-      const out = governor ? governor.transform(chunk) : chunk;
+      let out = chunk;
+      if (governor) {
+        try {
+          out = governor.transform(chunk);
+        } catch (e) {
+          result.governorError = e;
+          o.abortUpstream();
+          break;
+        }
+      }
       if (out.length > 0 && !o.clientGone() && !send(out)) await drained(res);
       if (governor?.stopped) {
         result.stopped = true;
@@ -82,7 +97,7 @@ export async function relayStream(o: RelayOptions): Promise<RelayResult> {
   } finally {
     if (timer) clearTimeout(timer);
   }
-  if (governor) {
+  if (governor && result.governorError === undefined) {
     const rest = governor.end();
     if (rest.length > 0 && !o.clientGone()) send(rest);
   }
