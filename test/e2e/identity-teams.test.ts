@@ -3,7 +3,7 @@
 // every write, and bad input on every team write endpoint.
 import test from "ava";
 import { startStack, type Stack } from "../harness/stack.js";
-import { WEBHOOK_SECRET, keyFor, provisionUser } from "./identity-helpers.js";
+import { WEBHOOK_SECRET, keyFor, provisionUser, sendEvent } from "./identity-helpers.js";
 
 interface Team {
   id: string;
@@ -102,6 +102,22 @@ test.serial("members by e-mail: any stored address is a lookup key, such as the 
   t.deepEqual(removed.body, { success: true });
   t.is((await stack.api.call("DELETE", `/api/teams/${team.id}/members`, { email: "admin@localhost" })).status, 404, "no longer a member");
   t.is((await stack.api.call("DELETE", `/api/teams/${team.id}/members`, { email: "nobody@localhost" })).status, 404, "nobody has it");
+});
+
+test.serial("members by e-mail when two users share it: adding takes the active one, removing takes the team's member with it", async (t) => {
+  const older = await provisionUser(stack, "idp_shared_old", "shared@example.com");
+  await sendEvent(stack, { type: "user.deactivated", userId: "idp_shared_old" });
+  const newer = await provisionUser(stack, "idp_shared_new", "shared@example.com");
+  const team = await stack.api.post<{ data: { id: string } }>("/api/teams", { name: "shared address team" });
+  const added = await stack.api.post<{ userId: string }>(`/api/teams/${team.body.data.id}/members`, { email: "shared@example.com" });
+  t.is(added.status, 201);
+  t.is(added.body.userId, newer, "the active user, not the older deactivated one");
+  const removed = await stack.api.call("DELETE", `/api/teams/${team.body.data.id}/members`, { email: "SHARED@example.com" });
+  t.is(removed.status, 200, "the member with that address is removed");
+  // The deactivated one, added by id, is removed by the same address too.
+  t.is((await stack.api.post(`/api/teams/${team.body.data.id}/members`, { userId: older })).status, 201);
+  t.is((await stack.api.call("DELETE", `/api/teams/${team.body.data.id}/members`, { email: "shared@example.com" })).status, 200);
+  t.is((await stack.api.call("DELETE", `/api/teams/${team.body.data.id}/members`, { email: "shared@example.com" })).status, 404, "no member with it left");
 });
 
 test.serial("PUT /api/teams/:id/scopes replaces the list (only the 13 scopes) and answers {data: Team}; members get them on their next request", async (t) => {

@@ -121,3 +121,20 @@ test.serial("an event without an e-mail, or with another user's e-mail, claims n
   t.like(rows.find((u) => u.id === made.adminUserId), { status: "active", idp_user_id: "idp_noclaim_boss" });
   t.like(rows.find((u) => u.id !== made.adminUserId), { status: "deactivated", idp_user_id: "idp_noclaim_other" });
 });
+
+// Last in this file: it deletes the bootstrap admin, whose keys the stack's own client uses.
+test.serial("a deleted bootstrap admin is not made again at the next start, and the next provider user with its e-mail is a member, not an admin (review, session 16)", async (t) => {
+  const { ensureBootstrap } = await import("../../control-plane/src/tenants/provision.js");
+  t.deepEqual((await sendEvent(stack, { type: "user.deleted", userId: "idp_bootstrap_admin" })).body, { received: true });
+  t.like((await usersWithEmail(stack.cp.tenantId, BOOTSTRAP_EMAIL))[0], { role: "admin", status: "deleted" });
+  // What a restart with the same configuration runs.
+  const again = await ensureBootstrap(stack.cp.db, { tenantName: "default", idpOrgId: "org_default", adminEmail: BOOTSTRAP_EMAIL });
+  t.is(again.tenantId, stack.cp.tenantId);
+  const rows = await usersWithEmail(stack.cp.tenantId, BOOTSTRAP_EMAIL);
+  t.is(rows.length, 1, "no new admin with the deleted admin's e-mail");
+  t.is(again.apiKey, undefined, "and no new key");
+  t.deepEqual((await sendEvent(stack, { type: "user.created", userId: "idp_newcomer", email: BOOTSTRAP_EMAIL })).body, { received: true });
+  const after = await usersWithEmail(stack.cp.tenantId, BOOTSTRAP_EMAIL);
+  t.is(after.length, 2);
+  t.like(after[1], { role: "member", status: "active", idp_user_id: "idp_newcomer" });
+});

@@ -251,6 +251,15 @@ test.serial("out of order: a user provisioned by an event without e-mail gets th
   t.is((await usersByIdp(stack, "idp_half"))[0]?.displayName, "Newer name");
 });
 
+test.serial("out of order: a user provisioned by a later user.updated still takes an older deactivation delivered after it (review, session 16)", async (t) => {
+  // The provider's order: created (T1), deactivated (T3), updated (T5); delivered: updated, created, deactivated.
+  await sendEvent(stack, { type: "user.updated", userId: "idp_upd_first", displayName: "Later name", createdAt: ago(10_000) });
+  await sendEvent(stack, { type: "user.created", userId: "idp_upd_first", email: "upd-first@example.com", createdAt: ago(50_000) });
+  const deact = await sendEvent(stack, { type: "user.deactivated", userId: "idp_upd_first", createdAt: ago(30_000) });
+  t.deepEqual(deact.body, { received: true }, "a status event is ordered against status events only");
+  t.like((await usersByIdp(stack, "idp_upd_first"))[0], { status: "deactivated", displayName: "Later name", email: "upd-first@example.com" });
+});
+
 test.serial("a timestamp with leading zeros is signed over the header's text as sent", async (t) => {
   const body = eventBody({ type: "user.created", userId: "idp_zero_t", email: "zero@example.com" });
   const ts = nowSec();
@@ -281,6 +290,19 @@ test.serial("an unknown organization is acknowledged, ignored and audited", asyn
   t.is(rows.rows.length, 1);
   t.is(rows.rows[0]?.details.idpUserId, "idp_stranger");
   t.is(rows.rows[0]?.details.reason, "unknown organization");
+});
+
+test.serial("an event for an organization without a tenant yet applies when re-sent after the tenant exists (not taken for a duplicate)", async (t) => {
+  const body = eventBody({ type: "user.created", userId: "idp_early_org", email: "early-org@example.com", orgId: "org_later" });
+  const first = await deliverSigned(stack, body);
+  t.deepEqual(first.body, { received: true, ignored: "unknown organization" });
+  const { createTenant } = await import("../../control-plane/src/tenants/provision.js");
+  const tenant = await createTenant(stack.cp.db, { name: "later org", idpOrgId: "org_later", adminEmail: "admin@later.example" });
+  const again = await deliverSigned(stack, body);
+  t.deepEqual(again.body, { received: true });
+  const rows = await stack.cp.db.query<{ status: string }>("SELECT status FROM users WHERE tenant_id = $1 AND idp_user_id = 'idp_early_org'", [tenant.tenantId]);
+  t.deepEqual(rows.rows, [{ status: "active" }]);
+  t.deepEqual((await deliverSigned(stack, body)).body, { received: true, duplicate: true }, "once applied, a replay is a duplicate");
 });
 
 test.serial("an unknown event type is acknowledged and ignored", async (t) => {

@@ -8,6 +8,10 @@ import test from "ava";
 import type { Trace } from "@agentgov/proto";
 import { startStack, type Stack } from "../harness/stack.js";
 import { makeTrace, uploadTraces } from "./traces-helpers.js";
+import { create } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { IngestService, UploadRequestSchema, type UploadRequest } from "@agentgov/proto";
 
 let stack: Stack;
 let ingestKey = "";
@@ -190,4 +194,31 @@ test.serial("uploading with a key sets its lastUsedAt; an agent-scoped or unknow
   await t.throwsAsync(uploadTraces(stack.cp.grpcUrl, agentKey, [trace], { deadlineMs: 1500 }));
   await t.throwsAsync(uploadTraces(stack.cp.grpcUrl, "svc_ingest_" + "x".repeat(40), [trace], { deadlineMs: 1500 }));
   t.is((await stack.api.get(`/api/traces/${trace.id}`)).status, 404);
+});
+
+test.serial("a key deleted while its Ingest stream is open stores nothing more: the next batch ends the stream Unauthenticated (review, session 16)", async (t) => {
+  const key = (await stack.api.post<{ data: { id: string; key: string } }>("/api/keys", { name: "revoked mid-stream", scope: "ingest" })).body.data;
+  const first = makeTrace({ tenantId: stack.cp.tenantId, agentId: agentIds[0]!, atMs: Date.now() });
+  const second = makeTrace({ tenantId: stack.cp.tenantId, agentId: agentIds[0]!, atMs: Date.now() + 1 });
+  const client = createClient(IngestService, createGrpcTransport({ baseUrl: stack.cp.grpcUrl }));
+  let acked!: () => void;
+  const firstAcked = new Promise<void>((r) => (acked = r));
+  async function* requests(): AsyncGenerator<UploadRequest> {
+    yield create(UploadRequestSchema, { batchId: 1n, traces: [first] });
+    await firstAcked;
+    t.is((await stack.api.call("DELETE", `/api/keys/${key.id}`)).status, 200);
+    yield create(UploadRequestSchema, { batchId: 2n, traces: [second] });
+    await new Promise((r) => setTimeout(r, 5000)); // keeps the stream open until the server ends it
+  }
+  const ids: string[] = [];
+  const err = await t.throwsAsync(async () => {
+    for await (const res of client.upload(requests(), { headers: { authorization: `Bearer ${key.key}` } })) {
+      ids.push(...res.ackedTraceIds);
+      if (res.batchId === 1n) acked();
+    }
+  });
+  t.regex(String(err?.message), /revoked/);
+  t.deepEqual(ids, [first.id]);
+  t.is((await stack.api.get(`/api/traces/${first.id}`)).status, 200);
+  t.is((await stack.api.get(`/api/traces/${second.id}`)).status, 404, "nothing stored after the deletion");
 });

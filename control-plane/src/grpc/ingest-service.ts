@@ -17,6 +17,7 @@ import { isTraceStoreError, type TraceFacts, type TranscodedTrace } from "../sto
 import type { Db } from "../stores/postgres/db.js";
 import { IngestWriteError, type IngestWriter } from "../ingest/writer.js";
 import { authenticateSidecar } from "./auth.js";
+import { isKeyActive } from "../stores/postgres/identity-repo.js";
 
 const TRACE_ID = /^trc_[0-9A-HJKMNP-TV-Z]{26}$/;
 const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -53,10 +54,14 @@ function streamError(e: unknown): unknown {
 export function ingestHandlers(db: Db, writer: IngestWriter) {
   return {
     async *upload(requests: AsyncIterable<UploadRequest>, ctx: HandlerContext): AsyncGenerator<UploadResponse> {
-      const { tenantId } = await authenticateSidecar(db, ctx);
+      const { tenantId, keyId } = await authenticateSidecar(db, ctx);
       const knownAgents = new Set<string>();
 
       const store = async (req: UploadRequest): Promise<UploadResponse> => {
+        // A stream lives as long as traces keep coming: its key is checked again for every batch, so a
+        // key deleted (or whose user was deactivated) while the stream is open stores nothing more. The
+        // stream ends Unauthenticated, as Sync's does (one indexed lookup per batch of up to 1 MiB).
+        if (!(await isKeyActive(db, keyId))) throw new ConnectError("this sidecar's key was revoked", Code.Unauthenticated);
         // Current sidecars send encoded traces; older ones send messages, which are encoded here so
         // that both take the same path into the store.
         const encoded = req.traces.length === 0 ? req.encodedTraces : [...req.encodedTraces, ...req.traces.map((t) => toBinary(TraceSchema, t))];

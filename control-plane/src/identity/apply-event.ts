@@ -15,7 +15,7 @@ import { deleteMembershipsOfUser } from "../stores/postgres/teams-repo.js";
 import {
   findUnlinkedUserByEmailForUpdate, getUserByIdpForUpdate, insertIdpUser, linkIdpUser, setStatus, updateProfile, type UserRow,
 } from "../stores/postgres/users-repo.js";
-import { claimDelivery, pruneDeliveries, setDeliveryOutcome } from "../stores/postgres/webhook-repo.js";
+import { claimDelivery, pruneDeliveries, setDeliveryOutcome, releaseDelivery } from "../stores/postgres/webhook-repo.js";
 import { isKnownEventType, planEvent, type IdentityEventInput } from "./events.js";
 
 export interface WebhookAck {
@@ -58,12 +58,12 @@ export async function applyIdentityEvent(
 
     if (!isKnownEventType(ev.type) || !parsed) {
       await appendAudit(c, { ...base, tenantId: tenant?.id ?? null, action: "identity.ignored", targetType: "identity_event", targetId: null, details: { ...eventDetails, reason: "unknown event type" } });
-      await setDeliveryOutcome(c, key, "unknown_event_type");
+      await releaseDelivery(c, key);
       return { received: true, ignored: "unknown event type" };
     }
     if (!tenant) {
       await appendAudit(c, { ...base, tenantId: null, action: "identity.ignored", targetType: "organization", targetId: orgId ?? null, details: { ...eventDetails, reason: "unknown organization" } });
-      await setDeliveryOutcome(c, key, "unknown_organization");
+      await releaseDelivery(c, key);
       return { received: true, ignored: "unknown organization" };
     }
 
@@ -98,7 +98,7 @@ export async function applyIdentityEvent(
     const displayName = plan.displayName ? data.displayName : undefined;
 
     if (plan.create) {
-      const created = await insertIdpUser(c, { id: newId("usr"), tenantId: tenant.id, email, displayName, status: plan.create, idpUserId: data.userId, eventAt: at });
+      const created = await insertIdpUser(c, { id: newId("usr"), tenantId: tenant.id, email, displayName, status: plan.create, idpUserId: data.userId, eventAt: at, statusEvent: type !== "user.updated" });
       userId = created.id;
       changes.created = { status: plan.create, role: created.role };
     } else if (user) {

@@ -1,4 +1,5 @@
 // Tenants with their admin user and an api key: used by bootstrap at start and `agentgov tenants create`.
+import type { UserRole } from "../domain/permissions.js";
 import type { Db } from "../stores/postgres/db.js";
 import { newId } from "../domain/ids.js";
 import { generateApiKey, hashApiKey, keyPrefix, scopeOfKey } from "../domain/api-keys.js";
@@ -47,8 +48,17 @@ export async function ensureBootstrap(
     }
     let admin = await findUserByEmail(c, tenant.id, cfg.adminEmail);
     if (!admin) {
+      // The bootstrap admin is made once. A tenant that ever had an admin (deleted since, or whose e-mail its
+      // identity provider changed) gets no new one at the next start: a deleted user never comes back, and
+      // an unlinked admin with that e-mail would hand the admin role to whoever the provider next sends
+      // with it (the claim of identity events).
+      const ever = await c.query<{ id: string; role: UserRole }>("SELECT id, role FROM users WHERE tenant_id = $1 AND role = 'admin' ORDER BY created_at LIMIT 1", [tenant.id]);
+      admin = ever.rows[0];
+    }
+    if (!admin) {
       admin = { id: newId("usr"), role: "admin" };
       await insertUser(c, { id: admin.id, tenantId: tenant.id, email: cfg.adminEmail, role: "admin" });
+      await appendAudit(c, { tenantId: tenant.id, action: "user.create", actorUserId: null, actorKeyId: null, targetType: "user", targetId: admin.id, requestId: null, details: { email: cfg.adminEmail, role: "admin", via: "bootstrap" } });
     }
     const out: ProvisionedTenant = { tenantId: tenant.id, adminUserId: admin.id };
     if (cfg.apiKey) {

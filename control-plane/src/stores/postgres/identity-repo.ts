@@ -31,6 +31,12 @@ export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promi
   return { ...row, team_scopes: lists };
 }
 
+/** Whether a key is still valid: not deleted, its user active (a long-lived stream re-checks its key with it). */
+export async function isKeyActive(db: Queryable, keyId: string): Promise<boolean> {
+  const r = await db.query("SELECT 1 FROM api_keys k JOIN users u ON u.id = k.created_by WHERE k.id = $1 AND k.deleted_at IS NULL AND u.status = 'active'", [keyId]);
+  return (r.rowCount ?? 0) > 0;
+}
+
 export async function touchKey(db: Queryable, keyId: string): Promise<void> {
   await db.query("UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')", [keyId]);
 }

@@ -85,6 +85,20 @@ export async function deleteMember(db: Queryable, tenantId: string, teamId: stri
   return (r.rowCount ?? 0) > 0;
 }
 
+/**
+ * The member of a team with this e-mail (case-insensitive; an active user first, then the oldest): a
+ * removal by e-mail names a member, not whichever user of the tenant holds the address.
+ */
+export async function findMemberByEmail(db: Queryable, tenantId: string, teamId: string, email: string): Promise<string | undefined> {
+  const r = await db.query<{ id: string }>(
+    `SELECT u.id FROM team_members m JOIN users u ON u.id = m.user_id AND u.tenant_id = m.tenant_id
+      WHERE m.tenant_id = $1 AND m.team_id = $2 AND lower(u.email) = lower($3)
+      ORDER BY (u.status = 'active') DESC, u.created_at, u.id LIMIT 1`,
+    [tenantId, teamId, email],
+  );
+  return r.rows[0]?.id;
+}
+
 /** Removes a user from every team (user.deleted); returns the team ids. */
 export async function deleteMembershipsOfUser(db: Queryable, tenantId: string, userId: string): Promise<string[]> {
   const r = await db.query<{ team_id: string }>("DELETE FROM team_members WHERE tenant_id = $1 AND user_id = $2 RETURNING team_id", [tenantId, userId]);

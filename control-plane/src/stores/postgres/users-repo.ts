@@ -58,7 +58,8 @@ export async function findLiveUser(db: Queryable, tenantId: string, by: { userId
   const r = by.userId !== undefined
     ? await db.query<UserRow>(`SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND id = $2 AND status <> 'deleted'`, [tenantId, by.userId])
     : await db.query<UserRow>(
-        `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND lower(email) = lower($2) AND status <> 'deleted' ORDER BY created_at, id LIMIT 1`,
+        // Several users may share an address (a deactivated one and its successor): the active one first.
+        `SELECT ${COLUMNS} FROM users WHERE tenant_id = $1 AND lower(email) = lower($2) AND status <> 'deleted' ORDER BY (status = 'active') DESC, created_at, id LIMIT 1`,
         [tenantId, by.email ?? ""],
       );
   return r.rows[0];
@@ -91,15 +92,19 @@ export async function findUnlinkedUserByEmailForUpdate(db: Queryable, tenantId: 
  */
 export async function insertIdpUser(
   db: Queryable,
-  u: { id: string; tenantId: string; email?: string; displayName?: string | null; status: UserStatus; idpUserId: string; eventAt: Date },
+  u: { id: string; tenantId: string; email?: string; displayName?: string | null; status: UserStatus; idpUserId: string; eventAt: Date; statusEvent: boolean },
 ): Promise<UserRow> {
   const at = u.eventAt;
+  // Only a status event (created, deactivated, reactivated, deleted) orders later status events: a user
+  // provisioned by a profile-only user.updated has no status time yet, so an older deactivation delivered
+  // after it still applies.
+  const statusAt = u.statusEvent ? at : null;
   const hasEmail = u.email !== undefined;
   const hasName = u.displayName !== undefined;
   const r = await db.query<UserRow>(
     `INSERT INTO users (id, tenant_id, email, display_name, role, status, idp_user_id, last_event_at, profile_event_at, email_event_at, display_name_event_at)
      VALUES ($1, $2, $3, $4, 'member', $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
-    [u.id, u.tenantId, u.email ?? "", u.displayName ?? null, u.status, u.idpUserId, at, hasEmail || hasName ? at : null, hasEmail ? at : null, hasName ? at : null],
+    [u.id, u.tenantId, u.email ?? "", u.displayName ?? null, u.status, u.idpUserId, statusAt, hasEmail || hasName ? at : null, hasEmail ? at : null, hasName ? at : null],
   );
   return r.rows[0]!;
 }

@@ -17,6 +17,15 @@ export async function setDeliveryOutcome(db: Queryable, deliveryKey: string, out
   await db.query("UPDATE webhook_deliveries SET outcome = $2 WHERE delivery_key = $1", [deliveryKey, outcome]);
 }
 
+/**
+ * Forgets a claimed delivery that changed nothing because the service could not place it yet (an
+ * organization no tenant maps to, an event type it does not know): a re-send after the tenant exists
+ * (or after an upgrade) then applies instead of being taken for a duplicate.
+ */
+export async function releaseDelivery(db: Queryable, deliveryKey: string): Promise<void> {
+  await db.query("DELETE FROM webhook_deliveries WHERE delivery_key = $1", [deliveryKey]);
+}
+
 export async function pruneDeliveries(db: Queryable): Promise<number> {
   const r = await db.query(`DELETE FROM webhook_deliveries WHERE received_at < now() - interval '${DELIVERY_RETENTION_DAYS} days'`);
   return r.rowCount ?? 0;

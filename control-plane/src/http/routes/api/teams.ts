@@ -15,7 +15,7 @@ import { TEAM_SCOPES, type Principal, type TeamScope } from "../../../domain/per
 import { conflict, forbidden, notFound } from "../../../errors/app-error.js";
 import { appendAudit } from "../../../stores/postgres/audit-repo.js";
 import {
-  deleteMember, getTeam, insertMember, insertTeam, listMembers, listTeams, lockTeam, setTeamScopes, type TeamRow,
+  deleteMember, findMemberByEmail, getTeam, insertMember, insertTeam, listMembers, listTeams, lockTeam, setTeamScopes, type TeamRow,
 } from "../../../stores/postgres/teams-repo.js";
 import { findLiveUser } from "../../../stores/postgres/users-repo.js";
 
@@ -160,9 +160,10 @@ export function registerTeamRoutes(router: Router<AppState>, registry: OpenAPIRe
       await deps.db.tx(async (c) => {
         const team = await lockTeam(c, principal.tenantId, params.id);
         if (!team) throw notFound("team");
-        const user = await findLiveUser(c, principal.tenantId, body.userId !== undefined ? { userId: body.userId } : { email: body.email });
-        if (!user || !(await deleteMember(c, principal.tenantId, team.id, user.id))) throw notFound("team member");
-        await appendAudit(c, { ...actorOf(ctx, principal), action: "team.member.remove", targetType: "team", targetId: team.id, details: { userId: user.id } });
+        // By e-mail: the member of this team with that address (the e-mail the member list shows).
+        const userId = body.userId !== undefined ? (await findLiveUser(c, principal.tenantId, { userId: body.userId }))?.id : await findMemberByEmail(c, principal.tenantId, team.id, body.email ?? "");
+        if (!userId || !(await deleteMember(c, principal.tenantId, team.id, userId))) throw notFound("team member");
+        await appendAudit(c, { ...actorOf(ctx, principal), action: "team.member.remove", targetType: "team", targetId: team.id, details: { userId } });
       });
       return { status: 200, body: { success: true } };
     },
