@@ -10,10 +10,12 @@ import type { ResponseGateStats } from "./trace/response-gate.js";
 import type { BudgetStats } from "./limits/budget.js";
 
 export function readiness(state: GovernanceState, sync: SyncStats, spool: SpoolStats, shipper: ShipperStats, gate: ResponseGateStats, budget: BudgetStats) {
-  const ready = state.tenantId !== "";
+  // A sidecar whose own key the control plane refused serves no call: not ready.
+  const ready = state.tenantId !== "" && state.ownKeyRevoked !== true;
   const now = Date.now();
   return {
     status: ready ? ("ready" as const) : ("not_ready" as const),
+    ...(state.ownKeyRevoked === true ? { reason: "the control plane refused this sidecar's own key (SIDECAR_KEY)" } : {}),
     connected: sync.connected,
     snapshotVersion: String(state.version),
     snapshotAgeMs: sync.lastContactMs ? Math.max(0, now - sync.lastContactMs) : null,

@@ -5,7 +5,7 @@ import test from "ava";
 import { createHash } from "node:crypto";
 import type { Sidecar } from "@agentgov/data-plane";
 import { startStack, eventually, type Stack } from "../harness/stack.js";
-import { WEBHOOK_SECRET, keyFor, provisionUser, sidecarStatus } from "./identity-helpers.js";
+import { WEBHOOK_SECRET, keyFor, provisionUser, sendEvent, sidecarStatus } from "./identity-helpers.js";
 
 interface KeyRecord {
   id: string;
@@ -205,4 +205,24 @@ test.serial("a member's key issued by an admin reaches the sidecar; keyFor helpe
   const agentKey = await keyFor(stack, uid, "agent");
   // An agent-scope key is known to the sidecar but may not use the proxy.
   await eventually(async () => (await sidecarStatus(sidecar.url, agentKey.key)) === 403);
+});
+
+test.serial("a sidecar whose own key is revoked accepts no key any more (it could not learn later revocations); a key made valid again brings it back (review, session 16)", async (t) => {
+  const owner = await provisionUser(stack, "idp_sidecar_keyholder");
+  const own = await keyFor(stack, owner, "ingest", "own sidecar key");
+  const other = await keyFor(stack, await provisionUser(stack, "idp_sidecar_client"), "ingest", "client key");
+  const sc = await stack.sidecar({ SIDECAR_KEY: own.key });
+  await eventually(async () => (await sidecarStatus(sc.url, other.key)) === 404); // known key, unknown agent
+  // The owner of the sidecar's key is suspended: the sidecar can no longer learn revocations.
+  t.deepEqual((await sendEvent(stack, { type: "user.deactivated", userId: "idp_sidecar_keyholder" })).body, { received: true });
+  await eventually(async () => (await sidecarStatus(sc.url, other.key)) === 401);
+  const r = await fetch(`${sc.url}/v1/proxy/openai/chat/completions`, { method: "POST", headers: { "x-service-key": other.key, "x-service-agent": "agt_00000000000000000000000000", "content-type": "application/json" }, body: "{}" });
+  t.regex(((await r.json()) as { error: { message: string } }).error.message, /own key/);
+  const ready = await fetch(`${sc.url}/readyz`);
+  t.is(ready.status, 503);
+  // Reactivated: the next Sync stream brings a whole snapshot, keys included.
+  t.deepEqual((await sendEvent(stack, { type: "user.reactivated", userId: "idp_sidecar_keyholder" })).body, { received: true });
+  await eventually(async () => (await sidecarStatus(sc.url, other.key)) === 404, 30_000);
+  t.is((await fetch(`${sc.url}/readyz`)).status, 200);
+  await sc.stop();
 });

@@ -39,7 +39,10 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
   const key = firstHeader(req, "x-service-key");
   // crypto.hash: the one-shot digest, ~0.5 µs against ~1.3 µs for a createHash object per request
   const keyRow = key ? state.keysByHash.get(hash("sha256", key, "hex")) : undefined;
-  if (!keyRow) throw new ProxyRefusal(401, "unauthorized", "missing or invalid X-Service-Key");
+  if (!keyRow) {
+    if (state.ownKeyRevoked) throw new ProxyRefusal(401, "unauthorized", "this sidecar's own key (SIDECAR_KEY) was refused by the control plane: it cannot learn revocations, so it accepts no X-Service-Key until it has a valid key");
+    throw new ProxyRefusal(401, "unauthorized", "missing or invalid X-Service-Key");
+  }
   if (keyRow.scope !== "ingest" && keyRow.scope !== "api") throw new ProxyRefusal(403, "forbidden", "this key may not use the proxy (needs scope ingest or api)");
 
   const agentId = firstHeader(req, "x-service-agent");

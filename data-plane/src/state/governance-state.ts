@@ -12,6 +12,8 @@ export interface GovernanceState {
   readonly keysByHash: ReadonlyMap<string, ApiKey>;
   /** agent id → spend known to the control plane for `day`. */
   readonly spend: ReadonlyMap<string, AgentSpend>;
+  /** The control plane refused this sidecar's own key: no key is served (sync/client.ts ownKeyRefused). */
+  readonly ownKeyRevoked?: boolean;
 }
 
 export const EMPTY_STATE: GovernanceState = {

@@ -4,7 +4,7 @@
 // only, or with a snapshot when it no longer holds the changes). A dead connection is noticed by HTTP/2
 // PINGs on the transport (10 s interval, 5 s timeout) and, as a backstop, by a stream that stays silent
 // for STALL_MS although the server sends a heartbeat every 10 s.
-import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { SyncService, WatchRequestSchema, type Delta } from "@agentgov/proto";
 import { applyDelta, fromSnapshot, type GovernanceState } from "../state/governance-state.js";
@@ -126,7 +126,10 @@ export class SyncClient {
           this.readyResolve?.();
         }
       } catch (e) {
-        if (!this.abort.signal.aborted) this.events.onError(e);
+        if (!this.abort.signal.aborted) {
+          this.events.onError(e);
+          if (e instanceof ConnectError && (e.code === Code.Unauthenticated || e.code === Code.PermissionDenied)) this.ownKeyRefused();
+        }
       } finally {
         if (stall) clearTimeout(stall);
         this.abort.signal.removeEventListener("abort", onStop);
@@ -136,6 +139,18 @@ export class SyncClient {
       attempt++;
       await abortableSleep(backoffMs(attempt), this.abort.signal);
     }
+  }
+
+  /**
+   * The control plane refused this sidecar's own key (deleted, its user deactivated, a scope that may not
+   * sync): the sidecar can no longer learn revocations, so serving its last snapshot (fail static, meant
+   * for an unreachable control plane) would let keys revoked from now on through. Every key is dropped
+   * (each proxied call gets 401, saying why) and the version reset, so that a key made valid again
+   * (its user reactivated) gets a whole snapshot on the next stream, with the keys as they are then.
+   */
+  private ownKeyRefused(): void {
+    if (this.state.ownKeyRevoked === true) return;
+    this.publish({ ...this.state, keysByHash: new Map(), version: 0n, ownKeyRevoked: true });
   }
 
   private publish(s: GovernanceState, spendOnly = false): void {
