@@ -51,7 +51,15 @@ export class AgentGov {
   /** Any call: returns the parsed body of a 2xx answer, throws AgentGovError otherwise. */
   async request<M extends Method, P extends PathsWith<M>, I extends CallInit<P, M>>(method: M, path: P, ...init: InitArg<I>): Promise<CallResult<P, M, I>> {
     const call = this.raw.request as unknown as (m: string, p: string, i?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-    const { data, error, response } = await call(method, path, init[0]);
+    let answer: { data?: unknown; error?: unknown; response: Response };
+    try {
+      answer = await call(method, path, init[0]);
+    } catch (e) {
+      // A body that is not JSON (an HTML page of a proxy, a wrong baseUrl): typed like every other failure.
+      if (e instanceof SyntaxError) throw new AgentGovError({ status: 0, code: "invalid_response", message: `the answer to ${method.toUpperCase()} ${path} was not JSON (is baseUrl the control plane's REST address?)`, cause: e });
+      throw e;
+    }
+    const { data, error, response } = answer;
     if (!response.ok) throw AgentGovError.fromResponse(response, error);
     return data as CallResult<P, M, I>;
   }
@@ -89,9 +97,12 @@ export class AgentGov {
       const call = this.get as unknown as (p: string, i: unknown) => Promise<unknown>;
       return call.call(this, path, { ...base, params: { ...base.params, query: { ...base.params?.query, ...query } } });
     };
+    // Offset pages of /api/traces shift as traces arrive unless the walk's end is fixed: pinned to now
+    // on the first page when the caller gave none (newer traces then cannot move items between pages).
+    const query = path === "/api/traces" && base.params?.query?.endDate === undefined ? { ...base.params?.query, endDate: new Date().toISOString() } : base.params?.query;
     return path.startsWith("/v1/")
-      ? (cursorPages(fetchPage, base.params?.query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>)
-      : (offsetPages(fetchPage, base.params?.query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>);
+      ? (cursorPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>)
+      : (offsetPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>);
   }
 }
 

@@ -19,7 +19,7 @@ const CODE_OF_STATUS: Record<number, string> = {
   500: "internal_error",
   501: "not_implemented",
   502: "bad_gateway",
-  503: "unavailable",
+  503: "service_unavailable", // as group A's bodies name it
   504: "gateway_timeout",
 };
 

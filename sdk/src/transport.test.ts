@@ -257,3 +257,39 @@ test("a 204 (DELETE /v1/policies/{policy_id}) resolves to undefined, and is type
   t.is(s.seen[0]!.method, "DELETE");
   await s.close();
 });
+
+// Review (session 16): answers a user meets when something between the client and the API misbehaves.
+
+test("a 2xx answer that is not JSON is an AgentGovError invalid_response, not a bare SyntaxError", async (t) => {
+  const s = await serve([(_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("<html>proxy login</html>")]);
+  t.teardown(s.close);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "svc_api_x", maxRetries: 0 });
+  const e = await t.throwsAsync(ag.get("/api/agents"));
+  t.true(e instanceof AgentGovError);
+  t.is((e as AgentGovError).code, "invalid_response");
+  t.is((e as AgentGovError).status, 0);
+});
+
+test("a group B 503 has the code group A's bodies give it: service_unavailable", async (t) => {
+  const s = await serve([(_req, res) => res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: "trace store unavailable" }))]);
+  t.teardown(s.close);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "svc_api_x", maxRetries: 0 });
+  const e = await t.throwsAsync(ag.get("/api/traces/stats"));
+  t.is((e as AgentGovError).code, "service_unavailable");
+});
+
+test("an offset walk of /api/traces is pinned to its start (endDate set on every page), other lists are not touched", async (t) => {
+  const page = (total: number, n: number) => (_req: IncomingMessage, res: ServerResponse) =>
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: Array.from({ length: n }, (_, i) => ({ id: `x${i}` })), total, limit: 2, offset: 0 }));
+  const s = await serve([page(3, 2), page(3, 1), page(1, 1)]);
+  t.teardown(s.close);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "svc_api_x", maxRetries: 0 });
+  let n = 0;
+  for await (const _ of ag.paginate("/api/traces", { params: { query: { limit: 2 } } })) n++;
+  t.is(n, 3);
+  const ends = s.seen.map((r) => new URL(r.url, s.url).searchParams.get("endDate"));
+  t.truthy(ends[0]);
+  t.is(ends[1], ends[0], "the same end on every page");
+  for await (const _ of ag.paginate("/api/agents", { params: { query: { limit: 2 } } })) n++;
+  t.is(new URL(s.seen[2]!.url, s.url).searchParams.get("endDate"), null);
+});
