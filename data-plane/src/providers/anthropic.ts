@@ -5,7 +5,7 @@ import type { JsonObject } from "./json.js";
 import { restoreSignedBlocks } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -43,7 +43,7 @@ function blockSlots(holder: JsonObject, key: string): TextSlot[] {
       if (typeof block.title === "string") slots.push(slot(block, "title"));
       pushAll(slots, blockSlots(block, "content"));
     } else if (TOOL_BLOCKS.has(String(block.type)) && isObject(block.input)) {
-      pushAll(slots, leafSlots(block, "input"));
+      pushAll(slots, argumentSlots(block, "input"));
     }
   }
   return slots;
@@ -298,7 +298,7 @@ export const anthropicAdapter: ProviderAdapter = {
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
-  answerToolSlots: (json) => (isObject(json) ? asArray(json.content).flatMap((b) => (isObject(b) && TOOL_BLOCKS.has(String(b.type)) && isObject(b.input) ? leafSlots(b, "input") : [])) : []),
+  answerToolSlots: (json) => (isObject(json) ? asArray(json.content).flatMap((b) => (isObject(b) && TOOL_BLOCKS.has(String(b.type)) && isObject(b.input) ? argumentSlots(b, "input") : [])) : []),
   changedSignedReasoning: changedThinking,
   restoreSignedReasoning: restoreThinking,
   streamObserver: () => new AnthropicObserver(),

@@ -48,7 +48,7 @@ test("resolve: native paths carry model and streaming in the URL; the body is no
 });
 
 test("promptText: systemInstruction first (camelCase or snake_case), then text parts in order", (t) => {
-  const parts = ["Be brief.", "Question one", "Answer one", "Question two"];
+  const parts = ["Be brief.", "Question one", "Answer one", "1", "Question two"]; // "1": the earlier call's args (a number, as written)
   t.deepEqual(adapter.promptParts({ systemInstruction: { parts: [{ text: "Be brief." }] }, contents }), parts);
   t.deepEqual(adapter.promptParts({ system_instruction: { parts: [{ text: "Be brief." }] }, contents }), parts);
   t.is(adapter.promptText({ contents }), parts.slice(1).join("\n\n"));

@@ -9,7 +9,7 @@ import { moveQuote, placeByText, placeQuote, quoteText, redactStrings, type Quot
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
-import { joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -90,7 +90,7 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
     .filter(isObject)
     .flatMap((part) => [
       ...(typeof part.text === "string" ? [slot(part, "text")] : []),
-      ...(isObject(part.functionCall) ? leafSlots(part.functionCall, "args") : []),
+      ...(isObject(part.functionCall) ? argumentSlots(part.functionCall, "args") : []),
       ...(isObject(part.functionResponse) ? leafSlots(part.functionResponse, "response") : []),
     ]);
 }
@@ -505,7 +505,7 @@ export const googleAdapter: ProviderAdapter = {
     (Array.isArray(json) ? json : [json]).flatMap((r) =>
       isObject(r)
         ? asArray(r.candidates).flatMap((c) =>
-            isObject(c) && isObject(c.content) ? asArray(c.content.parts).flatMap((p) => (isObject(p) && isObject(p.functionCall) ? leafSlots(p.functionCall, "args") : [])) : [],
+            isObject(c) && isObject(c.content) ? asArray(c.content.parts).flatMap((p) => (isObject(p) && isObject(p.functionCall) ? argumentSlots(p.functionCall, "args") : [])) : [],
           )
         : [],
     ),

@@ -23,9 +23,9 @@ test("resolve: /chat/completions and /v1/chat/completions; nothing else", (t) =>
 });
 
 test("promptText and mapPromptText over string and chunk-array contents, system first", (t) => {
-  t.deepEqual(adapter.promptParts(body), ["System prompt", "Describe", "hi there", "tool says hi"]); // the empty assistant content is no part; object arguments are walked
+  t.deepEqual(adapter.promptParts(body), ["System prompt", "Describe", "hi there", "1", "tool says hi"]); // the empty assistant content is no part; object arguments are walked, numbers included
   const mapped = adapter.mapPromptText(body, (s) => s.replace(/hi/g, "**")) as typeof body;
-  t.deepEqual(adapter.promptParts(mapped), ["System prompt", "Describe", "** there", "tool says **"]);
+  t.deepEqual(adapter.promptParts(mapped), ["System prompt", "Describe", "** there", "1", "tool says **"]);
   t.deepEqual(mapped.messages[2]?.tool_calls?.[0]?.function.arguments, { greeting: "** there", n: 1 });
   t.deepEqual(mapped.messages[0]?.content, [{ type: "text", text: "Describe" }, { type: "image_url", image_url: "https://example.com/a.png" }]);
 });

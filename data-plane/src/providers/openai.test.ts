@@ -32,7 +32,7 @@ test("resolve: spec path and native path map to /v1/chat/completions; other path
 });
 
 test("promptText: system and developer messages first, then the rest in order; only text parts", (t) => {
-  const parts = ["System rules", "Dev note", "First question", "Paris", "tool output 42", "Part A", "Part B"]; // "Paris": the string leaf of an earlier tool call's arguments
+  const parts = ["System rules", "Dev note", "First question", "Paris", "2", "tool output 42", "Part A", "Part B"]; // "Paris", "2": the leaves of an earlier tool call's arguments (numbers as written)
   t.deepEqual(adapter.promptParts(body), parts);
   t.is(adapter.promptText(body), parts.join("\n\n"));
   t.is(adapter.promptText({}), "");

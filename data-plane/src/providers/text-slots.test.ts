@@ -1,5 +1,6 @@
 // Tool-call arguments of the history as text slots. JSON text is checked with JSON.parse, and its string
-// value literals (never keys) are the slots, in text order; setting one swaps that literal alone for the
+// and number value literals (never keys) are the slots, in text order (a number as written: a model may
+// write a card or an SSN as a number); setting one swaps that literal alone for the
 // JSON of the new value, so every other byte (big numbers, 1.10, 1e400, duplicate keys, whitespace, key
 // order, escapes) stays as sent, several sets compose, a set to the same value changes nothing, and deep
 // nesting neither overflows nor throws. Text that is not JSON is one slot; objects are walked in place.
@@ -9,9 +10,18 @@ import { argumentSlots, leafSlots, mapSlots, readSlots, slot } from "./text-slot
 const collect = (body: unknown) => argumentSlots(body as Record<string, unknown>, "arguments");
 const redactEmail = (s: string) => s.replace(/[\w.]+@[\w.]+/g, "[REDACTED:email]");
 
-test("JSON text: string leaves in text order; keys, numbers and booleans are no text", (t) => {
-  const body = { arguments: '{"to": "jo@example.com", "cc": ["a", {"note": "b"}], "n": 3, "ok": true}' };
-  t.deepEqual(readSlots(body, collect), ["jo@example.com", "a", "b"]);
+test("JSON text: string and number leaves in text order, numbers as written; keys, booleans and null are no text", (t) => {
+  const body = { arguments: '{"to": "jo@example.com", "cc": ["a", {"note": "b"}], "n": 3, "ok": true, "card": 4111111111111111, "x": -1.5e3, "z": null}' };
+  t.deepEqual(readSlots(body, collect), ["jo@example.com", "a", "b", "3", "4111111111111111", "-1.5e3"]);
+  // A redacted number becomes a string; the JSON stays valid and the rest keeps its bytes.
+  const mapped = mapSlots(body, collect, (s) => (s === "4111111111111111" ? "[REDACTED:credit_card]" : s)) as typeof body;
+  t.is(mapped.arguments, body.arguments.replace("4111111111111111", '"[REDACTED:credit_card]"'));
+  t.deepEqual((JSON.parse(mapped.arguments) as { card: unknown }).card, "[REDACTED:credit_card]");
+  // Objects (Anthropic input, Gemini args) too.
+  const obj = { arguments: { card: 4111111111111111, n: 2, ok: false } };
+  t.deepEqual(readSlots(obj, collect), ["4111111111111111", "2"]);
+  const redacted = mapSlots(obj, collect, (s) => (s.length > 10 ? "[REDACTED:credit_card]" : s)) as { arguments: Record<string, unknown> };
+  t.deepEqual(redacted.arguments, { card: "[REDACTED:credit_card]", n: 2, ok: false });
 });
 
 test("a changed leaf is written back as valid JSON, even when the new text holds quotes and backslashes", (t) => {
@@ -66,18 +76,20 @@ test("several leaves redacted compose, in any order, and a set back to the origi
   const text = '{"a": "one",  "n": 1.10, "b": "two", "c": "thr\\u0065e"}';
   const body = { arguments: text };
   const slots = collect(body);
-  slots[2]!.set("THREE");
+  // slots: a, n (the number 1.10, read as written), b, c
+  slots[3]!.set("THREE");
   slots[0]!.set('O"NE');
-  slots[1]!.set("TWO");
+  slots[2]!.set("TWO");
   t.is(body.arguments, '{"a": "O\\"NE",  "n": 1.10, "b": "TWO", "c": "THREE"}');
   t.deepEqual(
     slots.map((s) => s.get()),
-    ['O"NE', "TWO", "THREE"],
+    ['O"NE', "1.10", "TWO", "THREE"],
   );
-  slots[1]!.set("two");
+  slots[2]!.set("two");
   t.is(body.arguments, '{"a": "O\\"NE",  "n": 1.10, "b": "two", "c": "THREE"}');
+  slots[1]!.set("1.10");
   slots[0]!.set("one");
-  slots[2]!.set("three");
+  slots[3]!.set("three");
   t.is(body.arguments, text, "all restored: the text as sent, byte for byte");
 });
 
@@ -97,7 +109,7 @@ test("6000-deep nesting with a leaf redacted: no stack overflow, no throw, the r
   const depth = 6000;
   const text = `${'{"k": ['.repeat(depth)}"jo@x.com", 12345678901234567891${"]}".repeat(depth)}`;
   const body = { arguments: text };
-  t.deepEqual(readSlots(body, collect), ["jo@x.com"]);
+  t.deepEqual(readSlots(body, collect), ["jo@x.com", "12345678901234567891"]);
   const mapped = mapSlots(body, collect, redactEmail) as typeof body;
   t.is(mapped.arguments, text.replace('"jo@x.com"', '"[REDACTED:email]"'));
   const deepObject: Record<string, unknown> = {};
@@ -116,11 +128,11 @@ test("text that is not JSON is one slot, as sent", (t) => {
 test("top-level arrays, string literals and numbers", (t) => {
   const literal = mapSlots({ arguments: ' "call jo" ' }, collect, (s) => s.toUpperCase()) as { arguments: string };
   t.is(literal.arguments, ' "CALL JO" ');
-  t.deepEqual(readSlots({ arguments: "42" }, collect), []);
-  t.deepEqual(readSlots({ arguments: "12345678901234567891" }, collect), []);
+  t.deepEqual(readSlots({ arguments: "42" }, collect), ["42"]);
+  t.deepEqual(readSlots({ arguments: "12345678901234567891" }, collect), ["12345678901234567891"], "as written, beyond double precision");
   const array = mapSlots({ arguments: '[ "jo@x.com", 1.10, ["", "b"], null ]' }, collect, redactEmail) as { arguments: string };
   t.is(array.arguments, '[ "[REDACTED:email]", 1.10, ["", "b"], null ]');
-  t.deepEqual(readSlots({ arguments: '[ "a", 1.10, ["", "b"], null ]' }, collect), ["a", "b"]);
+  t.deepEqual(readSlots({ arguments: '[ "a", 1.10, ["", "b"], null ]' }, collect), ["a", "1.10", "b"]);
 });
 
 test("object arguments (Mistral accepts them) are walked in place", (t) => {

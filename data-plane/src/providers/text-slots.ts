@@ -24,6 +24,25 @@ class FieldSlot implements TextSlot {
   }
 }
 
+/**
+ * A slot for a number of a tool call's arguments: read as its text; a redaction writes the redacted
+ * text in its place (a string then: a number cannot hold a label).
+ */
+class NumberSlot implements TextSlot {
+  constructor(
+    private readonly container: Record<string | number, unknown>,
+    private readonly key: string | number,
+  ) {}
+
+  get(): string {
+    return String(this.container[this.key]);
+  }
+
+  set(value: string): void {
+    if (value !== this.get()) this.container[this.key] = value;
+  }
+}
+
 /** A slot for container[key], which the caller has checked holds a string. */
 export function slot(container: JsonObject | unknown[], key: string | number): TextSlot {
   return new FieldSlot(container as Record<string | number, unknown>, key);
@@ -70,9 +89,10 @@ export function readGroups(json: unknown, collect: GroupCollector): string {
 /**
  * Slots of every string leaf of container[key], depth first: a string is one slot; arrays are walked by
  * index, objects by their key order (JSON.parse / structuredClone order, so the same on a copy). Keys,
- * numbers, booleans and null are no text. Iterative, so deeply nested JSON cannot overflow the stack.
+ * booleans and null are no text, and numbers neither unless `numbers` (tool-call arguments, where a
+ * model may write a card or an SSN as a number). Iterative, so deeply nested JSON cannot overflow the stack.
  */
-export function leafSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
+export function leafSlots(container: JsonObject | unknown[], key: string | number, numbers = false): TextSlot[] {
   const slots: TextSlot[] = [];
   // Two parallel stacks (holder, key) rather than a tuple per pending value.
   const holders: Record<string | number, unknown>[] = [container as Record<string | number, unknown>];
@@ -82,6 +102,7 @@ export function leafSlots(container: JsonObject | unknown[], key: string | numbe
     const k = keys.pop()!;
     const value = holder[k];
     if (typeof value === "string") slots.push(new FieldSlot(holder, k));
+    else if (numbers && typeof value === "number" && Number.isFinite(value)) slots.push(new NumberSlot(holder, k));
     else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) {
         holders.push(value as unknown as Record<number, unknown>);
@@ -114,7 +135,9 @@ function isJsonWhitespace(code: number): boolean {
 function valueLiterals(text: string): number[] {
   const bounds: number[] = [];
   let open = text.indexOf('"');
+  let from = 0;
   while (open !== -1) {
+    numberLiterals(text, from, open, bounds);
     let close = text.indexOf('"', open + 1);
     for (;;) {
       if (close === -1) return bounds; // unterminated: not valid JSON, which the caller has ruled out
@@ -126,9 +149,30 @@ function valueLiterals(text: string): number[] {
     let next = close + 1;
     while (isJsonWhitespace(text.charCodeAt(next))) next++;
     if (text.charCodeAt(next) !== COLON) bounds.push(open, close + 1);
+    from = next;
     open = text.indexOf('"', next);
   }
+  numberLiterals(text, from, text.length, bounds);
   return bounds;
+}
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+/** Characters a JSON number is written with after its first: digits, `.`, `e`/`E`, signs. */
+const isNumberChar = (c: number) => isDigit(c) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d;
+
+/**
+ * The number literals of valid JSON text between two string literals ([from, to): outside strings):
+ * a card or an SSN a model writes as a JSON number is a value the policies must see too.
+ */
+function numberLiterals(text: string, from: number, to: number, bounds: number[]): void {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x2d && !isDigit(c)) continue;
+    let end = i + 1;
+    while (end < to && isNumberChar(text.charCodeAt(end))) end++;
+    bounds.push(i, end);
+    i = end;
+  }
 }
 
 /**
@@ -155,14 +199,17 @@ class JsonTextLiterals {
     return this.bounds.length / 2;
   }
 
-  /** The value literal i holds as sent. */
+  /** The value literal i holds as sent (a number literal: its text as written). */
   original(i: number): string {
     let value = this.decoded[i];
     if (value === undefined) {
       const start = this.bounds[2 * i]!;
       const end = this.bounds[2 * i + 1]!;
-      const inner = this.text.slice(start + 1, end - 1);
-      value = inner.includes("\\") ? (JSON.parse(this.text.slice(start, end)) as string) : inner;
+      if (this.text.charCodeAt(start) !== 0x22) value = this.text.slice(start, end);
+      else {
+        const inner = this.text.slice(start + 1, end - 1);
+        value = inner.includes("\\") ? (JSON.parse(this.text.slice(start, end)) as string) : inner;
+      }
       this.decoded[i] = value;
     }
     return value;
@@ -223,7 +270,8 @@ class LiteralSlot implements TextSlot {
  * Slots of a tool call's arguments as the conversation history sends them back to the model. An object
  * (Anthropic `tool_use.input`, Gemini `functionCall.args`, Mistral) is walked like leafSlots. JSON text
  * (OpenAI, Mistral and Cohere `function.arguments`) is checked with JSON.parse, and its string value
- * literals (not keys) are the slots, in TEXT order: that differs from leafSlots' key order only for
+ * literals (not keys) and number literals are the slots, in TEXT order (a number is read as written; a
+ * redaction writes a string in its place; session 16: `{"card": 4111111111111111}` passed unjudged): that differs from leafSlots' key order only for
  * integer-like keys (which JSON.parse puts first) and duplicate keys (each occurrence is a slot here, as
  * the model reads them all). Setting a slot to a new value swaps that literal for the JSON of the value
  * and keeps every other byte as sent (numbers beyond double precision, whitespace, duplicate keys, key
@@ -234,7 +282,7 @@ class LiteralSlot implements TextSlot {
 export function argumentSlots(container: JsonObject | unknown[], key: string | number): TextSlot[] {
   const holder = container as Record<string | number, unknown>;
   const value = holder[key];
-  if (typeof value !== "string") return leafSlots(container, key);
+  if (typeof value !== "string") return leafSlots(container, key, true);
   try {
     JSON.parse(value);
   } catch {

@@ -551,3 +551,18 @@ test("JSON answers: outbound policies judge the model's tool-call arguments (a b
     await redact.close();
   }
 });
+
+test("JSON answers: a card number the model wrote as a JSON number in tool-call arguments is judged and redacted (a string then), JSON text and objects alike (review, session 16)", async (t) => {
+  const card = create(PolicySchema, { id: "pol_card", name: "pol_card", status: "active", action: "redact", priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes: ["credit_card"] }) });
+  const s = await setup([card]);
+  try {
+    s.answer({ id: "c10", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [{ id: "call_10", type: "function", function: { name: "charge", arguments: '{"card": 4111111111111111, "amount": 12.5}' } }] }, finish_reason: "tool_calls" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    const openai = await send(s, TOOL_ANSWERS[0]![1]);
+    t.is(TOOL_ANSWERS[0]![3](JSON.parse(openai.text)), '{"card": "[REDACTED:credit_card]", "amount": 12.5}');
+    s.answer({ id: "msg_10", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "tool_use", id: "toolu_10", name: "charge", input: { card: 4111111111111111, amount: 12.5 } }], stop_reason: "tool_use", usage: { input_tokens: 10, output_tokens: 5 } });
+    const anthropic = await send(s, CASES.anthropic);
+    t.deepEqual(at(JSON.parse(anthropic.text), "content", 0, "input"), { card: "[REDACTED:credit_card]", amount: 12.5 });
+  } finally {
+    await s.close();
+  }
+});

@@ -1150,3 +1150,19 @@ test("openai: brackets and escaped quotes inside string values do not end a call
   const lastFragment = events.findIndex((d) => d.includes("REDACTED:email") && d.includes("return"));
   t.is(events[lastFragment + 1]!.includes('"finish_reason":"tool_calls"'), true, "the whole arguments leave in the call's last fragment, before the finish");
 });
+
+test("streams: a card number written as a JSON number in tool-call arguments is redacted (OpenAI fragments, Gemini args)", (t) => {
+  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
+  const raw =
+    chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "charge", arguments: "" } }] }) +
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"card": 41111111' } }] }) +
+    chunk({ tool_calls: [{ index: 0, function: { arguments: "11111111}" } }] }) +
+    chunk({}, "tool_calls") +
+    "data: [DONE]\n\n";
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["credit_card"] })]), [Buffer.from(raw)]);
+  t.deepEqual(argsOf("openai", out), [{ card: "[REDACTED:credit_card]" }]);
+  const gemini = `data: ${JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ functionCall: { name: "charge", args: { card: 4111111111111111 } } }] }, finishReason: "STOP" }] })}\r\n\r\n`;
+  const g = run(governor("google", [policy("redact", { piiTypes: ["credit_card"] })]), [Buffer.from(gemini)]);
+  t.deepEqual(argsOf("google", g), [{ card: "[REDACTED:credit_card]" }]);
+});
