@@ -949,6 +949,10 @@ test("held text leaves before a provider's mid-stream error event, not after it 
   }
 });
 
+/** One OpenAI chat-completion chunk of choice 0 (the tool-call tests' streams). */
+const chunk = (delta: object, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
 // ---- Tool-call arguments: held until the call's arguments are complete, judged whole (block before any
 // of them leaves), redacted leaf by leaf (the arguments stay valid JSON), every provider.
 
@@ -1021,8 +1025,6 @@ for (const provider of PROVIDERS) {
 }
 
 test("openai: arguments cut off by the stream's end are judged and released, redacted, in an inserted tool-call delta", (t) => {
-  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
   const raw =
     chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "send", arguments: "" } }] }) +
     chunk({ tool_calls: [{ index: 0, function: { arguments: '{"to": "jane.doe@exa' } }] }) +
@@ -1040,8 +1042,6 @@ test("openai: arguments cut off by the stream's end are judged and released, red
 });
 
 test("openai: a value redacted in the answer text is also redacted where a tool-call argument repeats it (in another form, found by the answer's context)", (t) => {
-  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
   const raw =
     chunk({ role: "assistant", content: "The customer's SSN is 536-22-8726, filing it now." }) +
     chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "file", arguments: '{"id": "536228726", "ref": "536-22-8726"}' } }] }) +
@@ -1090,8 +1090,6 @@ for (const provider of ["openai", "anthropic", "google"] as const) {
 }
 
 test("openai: a custom tool's free-text input is judged as one text even when it parses as JSON, and a brace in it does not end it", (t) => {
-  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
   for (const input of ["4111111111111111", '{"jane.doe@example.com": true}', 'print({"to": "jane.doe@example.com"})\nprint("done")']) {
     let raw = chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "custom", custom: { name: "run", input: "" } }] });
     for (let i = 0; i < input.length; i += 3) raw += chunk({ tool_calls: [{ index: 0, custom: { input: input.slice(i, i + 3) } }] });
@@ -1128,8 +1126,6 @@ test("mistral: every tool call leaves whole in its own delta, with its name, eve
 });
 
 test("openai: brackets and escaped quotes inside string values do not end a call early; a call that never completes leaves when the next call starts", (t) => {
-  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
   const tricky = JSON.stringify({ code: 'function f() { return "}]"; } // \\"}', to: "jane.doe@example.com" });
   const broken = '{"to": "ops@example.org", "body": "unterminated';
   let raw = chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "run", arguments: "" } }] });
@@ -1152,8 +1148,6 @@ test("openai: brackets and escaped quotes inside string values do not end a call
 });
 
 test("streams: a card number written as a JSON number in tool-call arguments is redacted (OpenAI fragments, Gemini args)", (t) => {
-  const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
-  const chunk = (delta: object, finish: string | null = null) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] });
   const raw =
     chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "charge", arguments: "" } }] }) +
     chunk({ tool_calls: [{ index: 0, function: { arguments: '{"card": 41111111' } }] }) +
