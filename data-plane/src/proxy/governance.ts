@@ -32,11 +32,12 @@ function redactor(redactors: readonly Policy[], piiOn: boolean, scanned?: Scanne
 }
 
 /**
- * For a quote that cannot be placed on the answer (Cohere citation, Gemini grounding segment): its text
+ * For a quote that cannot be placed on the answer (Cohere citation, Gemini grounding segment) and each
+ * tool-call argument leaf (JSON answers, a held Gemini JSON-array stream): its text
  * scanned alone, then every value redacted in the whole answer replaced by its label (values the quote's
  * own text lacks the context to find, such as an SSN without the word "SSN").
  */
-function quoteRedactor(redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): (text: string) => string {
+export function quoteRedactor(redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): (text: string) => string {
   const alone = redactor(redactors, piiOn);
   const values = new Map<string, string>();
   if (scanned) for (const s of redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null)) values.set(scanned.text.slice(s.start, s.end), s.label);

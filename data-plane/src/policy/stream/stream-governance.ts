@@ -16,7 +16,7 @@ import type { StreamGovernor as ProxyStreamGovernor, StreamGovernorContext, Stre
 import { detectPii } from "../pii/index.js";
 import { governedOutputText } from "../thinking/index.js";
 import { mapSlots, toolArgumentsText } from "../../providers/text-slots.js";
-import { withoutRedactedValues } from "../../providers/quotes.js";
+import { quoteRedactor } from "../../proxy/governance.js";
 import { applicablePolicies } from "../engine/applicable.js";
 import { evaluatePolicies, partRedactor, redactSpans, applyRedaction, textEvidence, withStreamBlock, type PhaseOutcome } from "../engine/evaluate.js";
 import { createStreamGovernor, type StreamGovernor } from "./governor.js";
@@ -151,10 +151,9 @@ class RecordingGovernor implements ProxyStreamGovernor {
     let redacted = this.ctx.adapter.mapReasoningText(this.ctx.adapter.mapCompletionText(json, r), r);
     this.ctx.adapter.afterRedaction?.(json, redacted, fallback); // grounding segments and citation sources point into the answer
     if (judged !== text && this.ctx.adapter.answerToolSlots) {
-      // The functionCall args, leaf by leaf: each scanned alone, then every value redacted anywhere replaced.
-      const values = new Map<string, string>();
-      for (const s of spans) values.set(judged.slice(s.start, s.end), s.label);
-      redacted = mapSlots(redacted, this.ctx.adapter.answerToolSlots, (leaf) => withoutRedactedValues(fallback(leaf), values));
+      // The functionCall args, leaf by leaf, as a JSON answer's are: each scanned alone, then every value
+      // redacted anywhere replaced.
+      redacted = mapSlots(redacted, this.ctx.adapter.answerToolSlots, quoteRedactor(outcome.redactors, this.ctx.agent.piiDetection, { text: judged, pii }));
     }
     return Buffer.from(JSON.stringify(redacted), "utf8");
   }
