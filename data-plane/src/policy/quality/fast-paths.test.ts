@@ -6,6 +6,7 @@ import { qualityScores } from "./quality-scores.js";
 import { REFUSAL_PHRASES, refusalScore } from "./refusal.js";
 import { relevanceScore, RELEVANCE_SATURATION } from "./relevance.js";
 import { nonRepetitionScore } from "./non-repetition.js";
+import { ASKS_FOR_JSON_RE, asksForJson } from "./format-validity.js";
 import { STOPWORDS, stem } from "./stopwords.js";
 import { scanWords, words } from "./tokenize.js";
 import { createRng } from "../pii/fixtures/prng.js";
@@ -43,6 +44,15 @@ function refRelevance(prompt: string, completion: string): number {
   for (const t of asked) if (answer.has(t)) shared++;
   const score = shared / Math.min(asked.size, RELEVANCE_SATURATION);
   return score > 1 ? 1 : score;
+}
+
+/** distinct word trigrams / trigrams, with one joined string per trigram. */
+function refNonRepetition(w: readonly string[]): number {
+  const total = w.length - 2;
+  if (total <= 0) return 1;
+  const seen = new Set<string>();
+  for (let i = 0; i < total; i++) seen.add(`${w[i]}\u0000${w[i + 1]}\u0000${w[i + 2]}`);
+  return seen.size / total;
 }
 
 // ---- random texts ----
@@ -189,4 +199,37 @@ test("qualityScores shares the completion's words: same scores as each scorer on
     t.is(scores.non_repetition, nonRepetitionScore(completion));
     t.is(scores.refusal, refusalScore(completion));
   }
+});
+
+test("non_repetition: numbered trigrams give the joined strings' score (repeats, loops, long answers, the string fallback)", (t) => {
+  const r = rng(29);
+  let repetitive = 0;
+  for (let i = 0; i < 2000; i++) {
+    const base = words(text(r, r() < 0.1 ? 600 : 40));
+    // a loop: a stretch of the answer repeated a few times, as degenerate answers do
+    const w = r() < 0.3 && base.length > 3 ? [...base, ...Array.from({ length: 1 + Math.floor(r() * 4) }, () => base.slice(0, 3 + Math.floor(r() * (base.length - 3)))).flat()] : base;
+    const want = refNonRepetition(w);
+    t.is(nonRepetitionScore(w.join(" "), w), want);
+    if (want < 0.9) repetitive++;
+  }
+  t.true(repetitive > 100, `repetitive answers are covered (${repetitive})`);
+  // Past 208,063 words the trigram number could pass 2^53: the joined strings are used instead.
+  const huge = Array.from({ length: 210_000 }, (_, k) => `w${(k * 7919) % 50_021}`);
+  t.is(nonRepetitionScore("", huge), refNonRepetition(huge));
+});
+
+test("asksForJson: the json/_format prefilter answers as the full regex (case, word boundaries, look-alike letters)", (t) => {
+  const r = rng(37);
+  const pieces = ["json", "JSON", "Json", "jsonl", "xjson", "json_object", "JSON_SCHEMA", "response_format", "RESPONSE_FORMAT", "response-format", "_format", "ĵson", "jſon", "KJSON", " ", "\n", ".", "format", "respond", "js on"];
+  let asks = 0;
+  for (let i = 0; i < 5000; i++) {
+    const parts: string[] = [];
+    const n = 1 + Math.floor(r() * 8);
+    for (let k = 0; k < n; k++) parts.push(r() < 0.4 ? pieces[Math.floor(r() * pieces.length)]! : VOCAB[Math.floor(r() * VOCAB.length)]!);
+    const s = parts.join(r() < 0.7 ? " " : "");
+    const want = ASKS_FOR_JSON_RE.test(s);
+    t.is(asksForJson(s), want, JSON.stringify(s));
+    if (want) asks++;
+  }
+  t.true(asks > 500 && asks < 4500, `a mix of prompts that ask for JSON and that do not (${asks} of 5000)`);
 });

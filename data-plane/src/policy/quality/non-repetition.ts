@@ -13,7 +13,29 @@ export function nonRepetitionScore(completion: string, completionWords: readonly
   const w = completionWords;
   const total = w.length - N + 1;
   if (total <= 0) return 1;
-  const seen = new Set<string>();
-  for (let i = 0; i < total; i++) seen.add(`${w[i]}\u0000${w[i + 1]}\u0000${w[i + 2]}`);
+  // Each word is numbered by first occurrence and a trigram is one number (a·k² + b·k + c): a Set of
+  // numbers instead of one joined string per trigram (~3x cheaper; scored before a gated answer's last
+  // bytes leave). k³ stays below 2^53 for up to 208,063 distinct words; past that, the joined strings.
+  const k = w.length + 1;
+  if (k > 208_063) {
+    const joined = new Set<string>();
+    for (let i = 0; i < total; i++) joined.add(`${w[i]}\u0000${w[i + 1]}\u0000${w[i + 2]}`);
+    return joined.size / total;
+  }
+  const ids = new Map<string, number>();
+  const id = (s: string): number => {
+    let v = ids.get(s);
+    if (v === undefined) ids.set(s, (v = ids.size));
+    return v;
+  };
+  const seen = new Set<number>();
+  let a = id(w[0]!);
+  let b = id(w[1]!);
+  for (let i = 0; i < total; i++) {
+    const c = id(w[i + 2]!);
+    seen.add((a * k + b) * k + c);
+    a = b;
+    b = c;
+  }
   return seen.size / total;
 }
