@@ -12,7 +12,7 @@ import { startSidecar, loadSidecarConfig, type Sidecar } from "@agentgov/data-pl
 import { eventually } from "../harness/stack.js";
 import { startTcpProxy } from "../harness/tcp-proxy.js";
 import { estimateTokens } from "../../data-plane/src/providers/index.js";
-import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
+import { budgetCharge, computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
 import { startProxyWorld, MODELS, type ProxyWorld } from "./proxy-helpers.js";
 import { send, traceIdOf } from "./policy-helpers.js";
 
@@ -91,6 +91,26 @@ test.serial("requests without max_tokens, or to a model the price table does not
     const spent = await Promise.all(answers.filter((r) => r.status === 200).map(async (r) => (await w.trace(traceIdOf(r))).costUsd));
     t.true(spent.reduce((x, y) => x + y, 0) <= budget + costOfLong + 1e-9, `${c.label}: spend stays within the budget plus one call`);
   }
+});
+
+test.serial("a model the price table does not know costs 0 on its trace but is charged at the provider's ceiling: the budget holds, in the sidecar and in the control plane's figure", async (t) => {
+  const model = "gpt-4-0613-private-x"; // unknown to the table, and the answer reports it too
+  const usage = { inputTokens: 20_000, outputTokens: 2_000 };
+  const charge = budgetCharge({ provider: "openai", costUsd: 0, priceMissing: true, ...usage });
+  t.true(charge > 0);
+  const a = await w.agent("budget-unpriced", `budget_limit_daily: ${3.5 * charge}\n`);
+  w.fakes.script({ text: "ok", usage, model });
+  const first = await send(w, "openai", a, PROMPT, { model, maxTokens: 2_000 });
+  t.is(first.status, 200);
+  const trace = await w.trace(traceIdOf(first));
+  t.like(trace, { costUsd: 0, priceMissing: true, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens });
+  // Calls 2–4 pass (spend 1–3 charges < 3.5), the fifth is refused: 0 charged per call would never refuse.
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) statuses.push((await send(w, "openai", a, PROMPT, { model, maxTokens: 2_000 })).status);
+  t.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
+  // The control plane's figure (computed in SQL from the stored traces) charges them the same.
+  await eventually(async () => w.sidecar.queue.size() === 0 && Math.abs((w.sidecar.state().spend.get(a)?.spentUsd ?? 0) - 4 * charge) < 1e-9);
+  t.is((await send(w, "openai", a, PROMPT, { model, maxTokens: 2_000 })).status, 429, "still refused once the figure replaced the sidecar's own count");
 });
 
 test.serial("spend is counted once when the control plane's figure arrives over Sync", async (t) => {

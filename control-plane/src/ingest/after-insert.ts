@@ -31,7 +31,7 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
       const agents = new Set<string>();
       for (const t of list) {
         const ms = Number(t.timestampMs);
-        if (t.costUsd > 0 && ms >= dayStart && ms < dayStart + 86_400_000) agents.add(t.agentId);
+        if (t.budgetCharge > 0 && ms >= dayStart && ms < dayStart + 86_400_000) agents.add(t.agentId);
       }
       if (agents.size === 0) continue;
       const spend = await store.dailySpend(tenantId, today);

@@ -10,6 +10,7 @@ import { DurableSpool, type SpoolLog } from "../trace/spool.js";
 import { encodeRecord } from "../trace/spool-format.js";
 import { BudgetLedger } from "./budget.js";
 import { restoreSpendFromSpool, withAckHook } from "./spool-spend.js";
+import { budgetCharge } from "../pricing/index.js";
 
 const log: SpoolLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const NOW = Date.parse("2026-11-21T12:00:00Z");
@@ -35,14 +36,19 @@ test("restoreSpendFromSpool counts today's unacknowledged spend from the spooled
     trace(3, "b", 1, NOW - 1000),
     trace(4, "a", 0, NOW - 1000), // no cost
     trace(5, "a", 7, NOW - 86_400_000), // yesterday
+    // a model the price table does not know: cost 0, charged at the provider's ceiling
+    create(TraceSchema, { ...trace(6, "c", 0, NOW - 1000), provider: "openai", priceMissing: true, inputTokens: 1000, outputTokens: 100 }),
   ].map((x) => s.append(x)));
 
   const views = new Map<string, number>();
   const ledger = new BudgetLedger({ controlPlaneSpend: (agent, day) => views.get(`${agent}|${day}`) ?? 0 });
-  t.is(await restoreSpendFromSpool(s, ledger, NOW), 3);
+  t.is(await restoreSpendFromSpool(s, ledger, NOW), 4);
   t.is(ledger.spent("a", D), 0.75);
   t.is(ledger.spent("b", D), 1);
-  t.is(ledger.stats().localEntries, 3);
+  const ceiling = budgetCharge({ provider: "openai", costUsd: 0, priceMissing: true, inputTokens: 1000, outputTokens: 100 });
+  t.true(ceiling > 0);
+  t.is(ledger.spent("c", D), ceiling);
+  t.is(ledger.stats().localEntries, 4);
 
   // Acknowledgements through the hooked queue retire the restored spend once the figure includes it.
   const acked: string[] = [];
@@ -53,8 +59,8 @@ test("restoreSpendFromSpool counts today's unacknowledged spend from the spooled
   views.set(`b|${D}`, 1);
   await q.remove([trace(3, "b", 1, 0).id]);
   t.deepEqual(acked, [trace(3, "b", 1, 0).id]);
-  t.is(s.size(), 5);
+  t.is(s.size(), 6);
   t.is(ledger.spent("b", D), 1, "the control plane's figure now holds it; not counted twice");
-  t.is(ledger.stats().localEntries, 2);
+  t.is(ledger.stats().localEntries, 3);
   await s.close();
 });

@@ -4,6 +4,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { TraceSchema, type Trace } from "@agentgov/proto";
 import type { TraceQueue } from "../trace/queue.js";
+import { budgetCharge } from "../pricing/index.js";
 import type { BudgetLedger, RestoredSpend } from "./budget.js";
 
 /** The queue as the shipper should see it: every `remove` (acknowledged or rejected traces) is reported. */
@@ -43,9 +44,11 @@ export async function restoreSpendFromSpool(queue: TraceQueue, budget: BudgetLed
       } catch {
         continue; // passed the record CRC but is not a Trace: it cannot be counted (the control plane will reject it)
       }
-      if (t.costUsd <= 0) continue;
+      // What the call was charged (budgetCharge): its cost, or the provider's ceiling for an unpriced model.
+      const cost = budgetCharge(t);
+      if (cost <= 0) continue;
       const day = new Date(Number(t.timestampMs)).toISOString().slice(0, 10);
-      if (day === today) restored.push({ traceId: s.id, agentId: t.agentId, day, cost: t.costUsd });
+      if (day === today) restored.push({ traceId: s.id, agentId: t.agentId, day, cost });
     }
     if (page.length < PAGE) break;
   }

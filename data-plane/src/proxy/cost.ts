@@ -1,7 +1,7 @@
 // Cost on the hot path: table prices looked up once per (provider, model) and kept, the price of an
 // answer (by the model the provider reports when the table knows it, else the requested one), the
 // usage a trace records (the provider's, else counted locally and flagged), and the USD header format.
-import { computeCost, PRICE_TABLE, priceFor, type CostBreakdown, type Price } from "../pricing/index.js";
+import { ceilingPrice, computeCost, priceFor, type CostBreakdown, type Price } from "../pricing/index.js";
 import { estimateTokens, type ResponseFacts, type Usage } from "../providers/index.js";
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 });
@@ -10,30 +10,16 @@ const MAX_CACHED = 1024;
 /** provider → model name as sent → price (null: not in the table). */
 const prices = new Map<string, Map<string, Price | null>>();
 
-const highest = new Map<string, Price | null>();
-
 /**
  * The price a budget reservation uses: the requested model's, else (a name the table does not know) the
- * provider's highest rates in the table, long-context rates included. The answer is priced by the model
- * the provider reports, which the table may know: a reservation of 0 let parallel calls to an unknown
- * name overspend 21-fold. Undefined for a provider without table entries.
+ * provider's ceiling (pricing/budget-charge.ts: its highest input-side and output rates, long-context
+ * and cache-write rates included), the rates such an answer is charged at when the provider reports no
+ * priced model either. The answer is priced by the model the provider reports, which the table may know:
+ * a reservation of 0 let parallel calls to an unknown name overspend 21-fold. Undefined for a provider
+ * without table entries.
  */
 export function reservationPrice(provider: string, price: Price | undefined): Price | undefined {
-  if (price) return price;
-  let p = highest.get(provider);
-  if (p === undefined) {
-    p = null;
-    for (const e of PRICE_TABLE.models) {
-      if (e.provider !== provider) continue;
-      const input = Math.max(e.input, e.longContext?.input ?? 0);
-      const output = Math.max(e.output, e.longContext?.output ?? 0);
-      p ??= { provider: e.provider, model: "(highest in the table)", input, output, version: PRICE_TABLE.version };
-      p.input = Math.max(p.input, input);
-      p.output = Math.max(p.output, output);
-    }
-    highest.set(provider, p);
-  }
-  return p ?? undefined;
+  return price ?? ceilingPrice(provider);
 }
 
 /** priceFor() memoised: the price table is immutable for the life of the process. */

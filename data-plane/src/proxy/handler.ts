@@ -25,7 +25,7 @@ import { addServiceHeaders, downstreamResponseHeaders, upstreamRequestHeaders } 
 import { parseProxyUrl } from "./route.js";
 import { ClientGoneError } from "./read-body.js";
 import { admit, firstHeader, type Admission } from "./admission.js";
-import type { Price } from "../pricing/index.js";
+import { budgetCharge, type ChargedCall, type Price } from "../pricing/index.js";
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
@@ -69,6 +69,13 @@ const KEEPALIVE_CRLF = Buffer.from(": keep-alive\r\n\r\n"); // Gemini frames its
 const CLIENT_CLOSED = 499;
 
 const ms = (v: number) => v.toFixed(3);
+const chargedCall = (d: TraceDraft): ChargedCall => ({
+  provider: d.provider,
+  costUsd: d.cost.totalCost,
+  priceMissing: d.cost.priceMissing,
+  inputTokens: d.usage.inputTokens,
+  outputTokens: d.usage.outputTokens,
+});
 const hasUtf8Bom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
 
 /** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model. */
@@ -197,7 +204,8 @@ export function createProxyHandler(deps: ProxyDeps) {
     const day = utcDay(receivedAtMs);
     let reserved: Reservation | null = null;
     const settleBudget = () => {
-      if (reserved) deps.budget.settleReservation(agent.id, day, reserved, draft.cost.totalCost, traceId);
+      // A model the price table does not know costs 0 on the trace but is charged at the provider's ceiling (budgetCharge).
+      if (reserved) deps.budget.settleReservation(agent.id, day, reserved, budgetCharge(chargedCall(draft)), traceId);
       reserved = null;
     };
     /** The answer (or its headers) went out: a failure after this cannot answer with an error any more. */

@@ -2,6 +2,7 @@
 // and optional groups), the per-agent metrics of agent reads, and per-agent spend of one UTC day.
 // Every query reads FROM … FINAL, so a trace inserted twice counts once.
 
+import { ceilingMicroRates } from "@agentgov/data-plane/budget-charge";
 import { num, str } from "./json-values.js";
 import { BUCKET_SQL, COST_UNITS_PER_USD, costUnits, histogramQuantile, latencyNs, NS_PER_MS, splitByRollup } from "./rollup.js";
 import { type SqlFragment, sql, sqlInList, sqlJoin, wellFormed } from "./sql-literal.js";
@@ -264,11 +265,26 @@ async function allTimeTotals(ctx: StoreContext, tenantId: string, filters: SqlFr
   return out;
 }
 
+/**
+ * A trace's charge to its agent's budget in 1e-10 USD units (data-plane pricing/budget-charge.ts): its
+ * cost, or for a model the price table does not know (cost 0, price_missing) its tokens at the
+ * provider's ceiling rates, rounded half-up as the sidecar's computeCost rounds picodollars.
+ */
+const CHARGE_UNITS = (() => {
+  const rates = ceilingMicroRates();
+  const rate = (pick: "input" | "output") => {
+    const arms = rates.flatMap((r) => [sql`provider = ${r.provider}`, sql`${r[pick]}`]);
+    return sql`multiIf(${sqlJoin(arms, ", ")}, 0)`;
+  };
+  const ceiling = sql`intDiv(toInt64(input_tokens) * ${rate("input")} + toInt64(output_tokens) * ${rate("output")} + 50, 100)`;
+  return sql`if(price_missing = 1, ${ceiling}, ${costUnits("cost_usd")})`;
+})();
+
 export async function dailySpend(ctx: StoreContext, tenantId: string, dayUtc: string): Promise<Map<string, number>> {
   const start = utcDayStartMs(dayUtc);
   const where = sqlJoin([tenantCondition(tenantId), ...rangeConditions({ fromMs: start, toMs: start + DAY_MS - 1 })], " AND ");
   const rows = await ctx.engine.query(
-    sql`SELECT agent_id, ${COST_SUM} AS cost FROM ${ctx.table} FINAL WHERE ${where} GROUP BY agent_id`,
+    sql`SELECT agent_id, sum(${CHARGE_UNITS}) AS cost FROM ${ctx.table} FINAL WHERE ${where} GROUP BY agent_id`,
   );
   return new Map(rows.map((r) => [str(r["agent_id"]), usd(r["cost"])]));
 }

@@ -4,6 +4,7 @@
 
 import test from "ava";
 import { create, TraceSchema, type Trace } from "@agentgov/proto";
+import { budgetCharge } from "@agentgov/data-plane/budget-charge";
 import { TraceStoreError } from "./errors.js";
 import { str } from "./json-values.js";
 import { SqlFragment, sql, sqlIdent } from "./sql-literal.js";
@@ -289,8 +290,17 @@ for (const kind of enginesUnderTest()) {
       ];
       await ts.store.insert(traces);
       await ts.store.insert(traces.slice(0, 2));
+      // Models the price table does not know (cost 0, price_missing): charged at the provider's ceiling,
+      // exactly as the sidecar charged them (budgetCharge), and counted once when inserted twice.
+      const unpriced = (agentId: string, provider: string, inputTokens: number, outputTokens: number): Trace =>
+        create(TraceSchema, { ...mk(agentId, day + HOUR, 0), provider, priceMissing: true, inputTokens, outputTokens });
+      const extra = [unpriced("agt_c", "anthropic", 123_457, 7_891), unpriced("agt_c", "google", 1, 0), unpriced("agt_b", "cohere", 0, 0)];
+      await ts.store.insert(extra);
+      await ts.store.insert(extra);
+      const charged = (x: Trace) => budgetCharge(x);
       const spend = await ts.store.dailySpend("ten", "2026-07-04");
-      t.deepEqual(Object.fromEntries(spend), { agt_a: 3.75, agt_b: 0.125 });
+      t.deepEqual(Object.fromEntries(spend), { agt_a: 3.75, agt_b: 0.125, agt_c: Math.round((charged(extra[0]!) + charged(extra[1]!)) * 1e10) / 1e10 });
+      t.true((spend.get("agt_c") ?? 0) > 0);
       t.deepEqual(Object.fromEntries(await ts.store.dailySpend("ten", "2026-07-06")), {});
       t.deepEqual(Object.fromEntries(await ts.store.dailySpend("other", "2026-07-04")), {});
       for (const bad of ["", "2026-7-4", "2026-02-30", "2026-07-04T00:00:00Z", "'; --"]) {

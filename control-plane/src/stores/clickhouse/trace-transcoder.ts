@@ -13,6 +13,7 @@
 // absent fields are proto3 defaults, non-finite numbers are stored as 0, nested repeated messages
 // become parallel arrays.
 
+import { budgetCharge } from "@agentgov/data-plane/budget-charge";
 import { maskSpans } from "@agentgov/data-plane/pii-mask";
 import { isAscii, isUtf8 } from "node:buffer";
 import { TraceStoreError } from "./errors.js";
@@ -27,6 +28,8 @@ export interface TraceFacts {
   timestampMs: number;
   keyId: string;
   costUsd: number;
+  /** What the call takes from its agent's daily budget (data-plane budgetCharge: the cost, or an unpriced model's tokens at the provider's ceiling). */
+  budgetCharge: number;
   toolNames: string[];
 }
 
@@ -475,6 +478,13 @@ export function transcodeTrace(bytes: Uint8Array, version: number, storeRawPii =
     timestampMs: ms,
     keyId: text(strStart[F.keyId]!, strEnd[F.keyId]!),
     costUsd,
+    budgetCharge: budgetCharge({
+      provider: text(strStart[F.provider]!, strEnd[F.provider]!),
+      costUsd,
+      priceMissing: nums[F.priceMissing] === 1,
+      inputTokens: nums[F.inputTokens]!,
+      outputTokens: nums[F.outputTokens]!,
+    }),
     toolNames,
   };
 
