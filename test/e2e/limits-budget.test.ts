@@ -113,6 +113,34 @@ test.serial("a model the price table does not know costs 0 on its trace but is c
   t.is((await send(w, "openai", a, PROMPT, { model, maxTokens: 2_000 })).status, 429, "still refused once the figure replaced the sidecar's own count");
 });
 
+test.serial("attachments are reserved too: parallel calls with a PDF (its tokens unbounded by its bytes) or an inline image stay within the budget plus one call", async (t) => {
+  const model = MODELS.anthropic;
+  const post = (agentId: string, content: unknown[]) =>
+    fetch(`${w.sidecar.url}/v1/proxy/anthropic/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01", ...w.serviceHeaders(agentId) },
+      body: JSON.stringify({ model, max_tokens: 100, messages: [{ role: "user", content }] }),
+    });
+  const pdf = Buffer.alloc(45_000, 7).toString("base64"); // 60,000 characters; the provider bills 100,000 tokens for it
+  const image = Buffer.alloc(30_000, 9).toString("base64"); // 40,000 characters; billed 30,000 tokens (fewer than its characters)
+  const cases = [
+    { label: "PDF document", part: { type: "document", source: { type: "base64", media_type: "application/pdf", data: pdf } }, billed: 100_000 },
+    { label: "inline image", part: { type: "image", source: { type: "base64", media_type: "image/png", data: image } }, billed: 30_000 },
+  ];
+  for (const c of cases) {
+    const one = computeCost(priceFor("anthropic", model), { inputTokens: c.billed, outputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost;
+    const budget = 3.5 * one;
+    const a = await w.agent(`budget-attachment-${cases.indexOf(c)}`, `budget_limit_daily: ${budget}\n`);
+    w.fakes.script({ text: "Summary.", usage: { inputTokens: c.billed, outputTokens: 100 }, delayMs: 300 });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(a, [c.part, { type: "text", text: "Summarise this." }])));
+    const ok = answers.filter((r) => r.status === 200);
+    t.log(`${c.label}: ${ok.length} of 20 passed`);
+    t.true(ok.length >= 1, `${c.label}: the budget is usable`);
+    const spent = (await Promise.all(ok.map(async (r) => (await w.trace(r.headers.get("x-service-trace-id") ?? "")).costUsd))).reduce((x, y) => x + y, 0);
+    t.true(spent <= budget + one + 1e-9, `${c.label}: spent ${spent} of a ${budget} budget: at most one call over (the in-flight allowance)`);
+  }
+});
+
 test.serial("spend is counted once when the control plane's figure arrives over Sync", async (t) => {
   const a = await w.agent("budget-sync", `budget_limit_daily: ${BUDGET}\n`);
   w.fakes.script(script());

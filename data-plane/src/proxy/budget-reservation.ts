@@ -58,3 +58,90 @@ export function maxOutputTokens(body: unknown, provider: string, model: string):
   const answers = typeof n === "number" && Number.isFinite(n) && n > 1 ? Math.min(Math.floor(n), 128) : 1;
   return each * answers;
 }
+
+/**
+ * The input tokens a request can be billed for, by the model's context window (published limits, by name
+ * prefix, first match; else the provider's largest; Anthropic 1M with its long-context beta). Used when the
+ * request carries input whose tokens its bytes do not bound (see requestAttachments).
+ */
+const CONTEXT_WINDOW_BY_MODEL: Readonly<Record<string, readonly (readonly [string, number])[]>> = {
+  openai: [["gpt-4.1", 1_047_576], ["gpt-5", 400_000], ["o1", 200_000], ["o3", 200_000], ["o4", 200_000], ["gpt-4o", 128_000], ["gpt-4-turbo", 128_000], ["gpt-3.5", 16_385], ["", 1_047_576]],
+  anthropic: [["", 1_000_000]],
+  google: [["gemini-1.5-pro", 2_097_152], ["", 1_048_576]],
+  mistral: [["", 262_144]],
+  cohere: [["", 256_000]],
+};
+const LARGEST_CONTEXT_WINDOW = 2_097_152;
+
+export function modelContextWindow(provider: string, model: string): number {
+  const name = model.toLowerCase().replace(/^models\//, "");
+  for (const [prefix, max] of CONTEXT_WINDOW_BY_MODEL[provider] ?? []) if (name.startsWith(prefix)) return max;
+  return LARGEST_CONTEXT_WINDOW;
+}
+
+export interface RequestAttachments {
+  /** UTF-16 length of inline media payloads (base64 images, audio, video): no fewer bytes than the tokens they bill. */
+  mediaChars: number;
+  /**
+   * Input whose tokens its bytes do not bound: a document (a PDF bills text plus an image per page, more
+   * tokens than its compressed bytes) or a file referenced by URL or id (a few bytes for an image, a PDF or
+   * an hour of video).
+   */
+  unbounded: boolean;
+}
+
+/** Keys that reference a file by URL or id in the five providers' content parts. */
+const REFERENCE_KEYS = new Set(["file_id", "fileUri", "file_uri", "document_url"]);
+/** Parent keys / part types under which a `url` names media to fetch (OpenAI/Mistral image_url, Anthropic source, Cohere). */
+const MEDIA_URL_HOLDERS = new Set(["image_url", "source", "input_image", "audio_url", "video_url"]);
+const DOCUMENT_TYPE = /pdf|document|msword|officedocument|opendocument|rtf|epub/i;
+const DATA_URL = /^data:([^;,]*)/;
+
+/**
+ * What a request body carries besides text (budget reservations only, so not on the path of agents
+ * without a budget): one walk over its JSON. Inline media count by their length; documents and references
+ * make the input unbounded by the body's bytes (the reservation then takes the model's context window).
+ * Detection errs on the side of "unbounded": a wrong guess reserves more (near the limit, one call at a
+ * time through the in-flight allowance), never less.
+ */
+export function requestAttachments(body: unknown): RequestAttachments {
+  let mediaChars = 0;
+  let unbounded = false;
+  const holders: unknown[] = [body];
+  const parents: string[] = [""];
+  while (holders.length > 0 && !unbounded) {
+    const value = holders.pop();
+    const parent = parents.pop()!;
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        holders.push(v);
+        parents.push(parent);
+      }
+      continue;
+    }
+    if (typeof value !== "object" || value === null) continue;
+    const o = value as Record<string, unknown>;
+    const mime = [o.media_type, o.mime_type, o.mimeType, o.type].find((m): m is string => typeof m === "string") ?? "";
+    for (const [k, v] of Object.entries(o)) {
+      if (typeof v === "string") {
+        if (REFERENCE_KEYS.has(k) && v !== "") unbounded = true;
+        else if (k === "url" && MEDIA_URL_HOLDERS.has(parent) && !v.startsWith("data:")) unbounded = true;
+        else if (k === "image_url" && !v.startsWith("data:")) unbounded = true; // Mistral/Cohere shorthand
+        const data = DATA_URL.exec(v);
+        if (data) {
+          if (DOCUMENT_TYPE.test(data[1]!)) unbounded = true;
+          else mediaChars += v.length;
+        } else if (k === "data" && (o.media_type !== undefined || o.mime_type !== undefined || o.mimeType !== undefined || parent === "input_audio")) {
+          if (DOCUMENT_TYPE.test(mime)) unbounded = true;
+          else mediaChars += v.length;
+        }
+      } else if (typeof v === "object" && v !== null) {
+        if (k === "document" || (k === "source" && o.type === "document") || k === "input_file" || k === "file") unbounded = true;
+        holders.push(v);
+        parents.push(k);
+      }
+    }
+    if (o.type === "document" || o.type === "input_file" || o.type === "file" || o.type === "document_url") unbounded = true;
+  }
+  return { mediaChars, unbounded };
+}

@@ -27,7 +27,7 @@ import { ClientGoneError } from "./read-body.js";
 import { admit, firstHeader, type Admission } from "./admission.js";
 import { budgetCharge, type ChargedCall, type Price } from "../pricing/index.js";
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
-import { maxOutputTokens, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
+import { maxOutputTokens, modelContextWindow, requestAttachments, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
 import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
 import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
@@ -269,7 +269,14 @@ export function createProxyHandler(deps: ProxyDeps) {
         const maxOut = maxOutputTokens(body, adapter.name, model);
         const atPrice = reservationPrice(adapter.name, price);
         const cost = (inputTokens: number) => (atPrice ? costOf(atPrice, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
-        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(admission.bodyBytes.length), () => cost(promptTokens()));
+        // Inline media count by their length (no fewer characters than tokens); a document or a file
+        // referenced by URL or id can bill more tokens than the body has bytes, so such a request reserves
+        // the model's context window (requestAttachments). Before, the exact estimate near the limit
+        // counted the text only, and 20 parallel PDF calls spent 6× a budget.
+        const attachments = requestAttachments(body);
+        const window = attachments.unbounded ? modelContextWindow(adapter.name, model) : 0;
+        const exactInput = () => (attachments.unbounded ? Math.max(window, promptTokens()) : promptTokens() + attachments.mediaChars);
+        reserved = deps.budget.reserve(agent.id, day, agent.budgetLimitDaily, cost(Math.max(admission.bodyBytes.length, window)), () => cost(exactInput()));
         if (!reserved) {
           const message = `daily budget of $${agent.budgetLimitDaily} for agent ${agent.id} is used up; it resets at 00:00 UTC`;
           return refuse(new ProxyRefusal(429, "budget_exceeded", message, {}, secondsToUtcMidnight(receivedAtMs)), "budget");
