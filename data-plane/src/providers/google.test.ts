@@ -330,3 +330,20 @@ test("Vertex AI citations in a JSON array of chunks count bytes of the answer so
   const raw = JSON.stringify(clean);
   t.is(JSON.stringify(redactAnswer(adapter, JSON.parse(raw), [emailRedactor], true, undefined, false)), raw, "nothing redacted: the answer as it came");
 });
+
+test("stream observer: a leading UTF-8 BOM (split across chunks or not) does not hide the JSON-array form: its text and the provider's usage are read", (t) => {
+  const element = (text: string, finishReason?: string) => JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: { promptTokenCount: 11, candidatesTokenCount: 29, totalTokenCount: 40 } });
+  const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`[${element("Hello ")}\r\n,\r\n${element("there.", "STOP")}]`, "utf8")]);
+  for (const size of [1, 2, 3, 4, 10, body.length]) {
+    const o = adapter.streamObserver();
+    for (let i = 0; i < body.length; i += size) o.push(body.subarray(i, i + size));
+    const facts = o.end();
+    t.is(facts.completionText, "Hello there.", `size ${size}`);
+    t.is(facts.usage?.outputTokens, 29, `size ${size}: the provider's usage, not an estimate`);
+    t.is(facts.finishReason, "STOP");
+  }
+  // SSE with a BOM is still SSE.
+  const sse = adapter.streamObserver();
+  sse.push(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`data: ${element("Hi.", "STOP")}\r\n\r\n`, "utf8")]));
+  t.is(sse.end().completionText, "Hi.");
+});

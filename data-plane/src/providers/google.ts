@@ -377,9 +377,14 @@ function parseOne(json: unknown): ResponseFacts {
   return facts;
 }
 
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
 /** Accumulates streamed GenerateContentResponse chunks (SSE `data:` or JSON-array elements). */
 class GoogleObserver implements StreamObserver {
   private mode: "unknown" | "sse" | "array" = "unknown";
+  /** Bytes looked at while the form was unknown, and how many of them (from the first) were a UTF-8 BOM. */
+  private leading = 0;
+  private bomBytes = 0;
   private readonly sse = new SseParser({ onEvent: (e) => this.onChunk(e.data) });
   private readonly array = new JsonArrayStream((text) => this.onChunk(text));
   private readonly texts = new Map<number, string>();
@@ -401,9 +406,20 @@ class GoogleObserver implements StreamObserver {
 
   push(chunk: Uint8Array): void {
     if (this.mode === "unknown") {
-      const first = chunk.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
+      // The first byte other than whitespace and a leading UTF-8 BOM (EF BB BF, which both parsers skip)
+      // tells the form: "[" a JSON array, else SSE.
+      let first: number | undefined;
+      for (const b of chunk) {
+        const at = this.leading++;
+        if (at === this.bomBytes && at < 3 && b === UTF8_BOM[at]) this.bomBytes++;
+        else if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) {
+          first = b;
+          break;
+        }
+      }
       if (first === undefined) {
         this.sse.push(chunk);
+        this.array.push(chunk);
         return;
       }
       this.mode = first === 0x5b /* [ */ ? "array" : "sse";

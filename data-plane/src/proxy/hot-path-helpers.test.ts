@@ -15,11 +15,12 @@ function boundaryAfter(...chunks: string[]): boolean {
   return b.atBoundary();
 }
 
-test("SSE boundary: only after an empty line (LF, CRLF or CR), whatever the chunking", (t) => {
+test("SSE boundary: only after an empty line (LF, CRLF or CR), whatever the chunking; never after a trailing CR (an LF may follow)", (t) => {
   t.true(boundaryAfter());
   t.true(boundaryAfter("data: x\n\n"));
   t.true(boundaryAfter("data: x\r\n\r\n"));
-  t.true(boundaryAfter("data: x\r\r"));
+  t.true(boundaryAfter("data: x\r\r", "\n"));
+  t.true(boundaryAfter("data: x\r\r", ": c\n\n"));
   t.true(boundaryAfter(": ping\n\n"));
   t.true(boundaryAfter("data: x\n", "\n"));
   t.true(boundaryAfter("data: x\r\n\r", "\n"));
@@ -30,6 +31,11 @@ test("SSE boundary: only after an empty line (LF, CRLF or CR), whatever the chun
   t.false(boundaryAfter("data: x\n\ndata: y"));
   t.false(boundaryAfter("data: x\n\nevent: a\n"));
   t.false(boundaryAfter("data: x\n", "\n", "d"));
+  // A CR at the end may be the first half of a CRLF: the event's end is known only with the next byte.
+  t.false(boundaryAfter("data: x\r\n\r"));
+  t.false(boundaryAfter("data: x\r\n", "\r"));
+  t.false(boundaryAfter("data: x\r\r"));
+  t.false(boundaryAfter("\r"));
 });
 
 test("upstream headers: hop-by-hop, Connection-listed and X-Service-* dropped; credentials kept; identity encoding and Via set", (t) => {

@@ -1,6 +1,7 @@
 // Tracks whether the bytes written to a client so far end on an SSE event boundary (an empty line,
 // with LF, CR or CRLF line ends), so that the proxy only ever inserts its own comment lines between
-// events, never inside one. Only the last four bytes are kept.
+// events, never inside one. Bytes that end in CR are never a known boundary (an LF may follow). Only the
+// last four bytes are kept.
 const LF = 10;
 const CR = 13;
 
@@ -25,9 +26,12 @@ export class SseBoundary {
     const t = this.tail;
     let end = t.length;
     if (end === 0) return true;
+    // A CR at the end may be the first half of a CRLF: where the line (or the event) ends is only known
+    // with the next byte, and a comment written between CR and LF breaks the event for CRLF clients.
+    if (t[end - 1] === CR) return false;
     // strip the terminator of the last line
     if (t[end - 1] === LF && t[end - 2] === CR) end -= 2;
-    else if (t[end - 1] === LF || t[end - 1] === CR) end -= 1;
+    else if (t[end - 1] === LF) end -= 1;
     else return false; // inside a line
     if (end === 0) return t.length < 4; // the stream so far is one terminator (start of stream) or the window is too short to tell
     return t[end - 1] === LF || t[end - 1] === CR;

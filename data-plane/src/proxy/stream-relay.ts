@@ -99,7 +99,9 @@ export async function relayStream(o: RelayOptions): Promise<RelayResult> {
   }
   if (governor && result.governorError === undefined) {
     const rest = governor.end();
-    if (rest.length > 0 && !o.clientGone()) send(rest);
+    // A non-SSE answer (Gemini's JSON array, held whole by a governor) whose provider connection broke is
+    // cut (there is no boundary to end it on): nothing the governor held is written before the cut.
+    if (rest.length > 0 && !o.clientGone() && (o.sse || result.upstreamError === undefined)) send(rest);
   }
   result.atBoundary = boundary ? boundary.atBoundary() : false;
   return result;

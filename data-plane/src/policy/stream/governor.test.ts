@@ -1160,3 +1160,32 @@ test("streams: a card number written as a JSON number in tool-call arguments is 
   const g = run(governor("google", [policy("redact", { piiTypes: ["credit_card"] })]), [Buffer.from(gemini)]);
   t.deepEqual(argsOf("google", g), [{ card: "[REDACTED:credit_card]" }]);
 });
+
+// --- session 17 audit: a leading UTF-8 BOM hid the first event from the governor ---
+
+test("a leading UTF-8 BOM (ignored by SSE parsers) does not let the first event pass ungoverned; it stays in front, unchanged events byte for byte", (t) => {
+  const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+  const first = (provider: ProviderName, text: string) =>
+    provider === "google"
+      ? `data: ${JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, finishReason: "STOP" }] })}\r\n\r\n`
+      : `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "m", choices: [{ index: 0, delta: { content: text }, finish_reason: null }] })}\n\n`;
+  const rest = (provider: ProviderName) => (provider === "google" ? "" : `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+  for (const provider of ["openai", "google"] as const) {
+    const raw = Buffer.concat([BOM, Buffer.from(first(provider, SECRET) + rest(provider), "utf8")]);
+    for (const size of [1, 2, 5, raw.length]) {
+      const redacted = run(governor(provider, [policy("redact", { piiTypes: ["ssn", "credit_card"] })]), pieces(raw, size));
+      t.false(redacted.toString("utf8").includes("8726"), `${provider} ${size}: the first event was governed`);
+      t.true(redacted.subarray(0, 3).equals(BOM), `${provider} ${size}: the BOM is still the stream's first bytes`);
+      t.is(textOf(provider, redacted).completionText, REDACTED, `${provider} ${size}`);
+      const g = governor(provider, [policy("block", { piiTypes: ["ssn"] })]);
+      const blocked = run(g, pieces(raw, size));
+      t.true(g.stopped, `${provider} ${size}: the block policy saw the first event`);
+      t.false(blocked.toString("utf8").includes("536"));
+      // An event with nothing to change leaves as it came, behind the BOM (OpenAI: a role-only first chunk).
+      const unchanged = provider === "google" ? first(provider, "Nothing to hide here.") : `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`;
+      const clean = Buffer.concat([BOM, Buffer.from(unchanged + rest(provider), "utf8")]);
+      const out = run(governor(provider, [policy("redact", { piiTypes: ["ssn"] })]), pieces(clean, size));
+      t.true(out.subarray(0, 3 + Buffer.byteLength(unchanged)).equals(clean.subarray(0, 3 + Buffer.byteLength(unchanged))), `${provider} ${size}: BOM and first event byte for byte`);
+    }
+  }
+});

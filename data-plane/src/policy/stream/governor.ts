@@ -234,6 +234,13 @@ export function createStreamGovernor(opts: StreamGovernorOptions): StreamGoverno
 class Governor implements StreamGovernor {
   private readonly format: StreamFormat;
   private readonly decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  /**
+   * The stream's leading UTF-8 BOM, which SSE parsers ignore (WHATWG), so it must not hide the first
+   * field name from the splitter: it is taken off before the events are parsed and written back in front
+   * of the first bytes sent, so an unchanged event still leaves byte for byte. null until the first text
+   * arrived (only that is looked at).
+   */
+  private bom: string | null = null;
   private readonly splitter = new SseBlockSplitter();
   private readonly channels = new Map<string, Channel>();
   /** Tool calls whose arguments are held until they end (only when the policies read text). */
@@ -306,26 +313,45 @@ class Governor implements StreamGovernor {
 
   transform(chunk: Buffer): Buffer | null {
     if (this.done) return null;
-    const blocks = this.splitter.push(this.decoder.decode(chunk, { stream: true }));
+    const blocks = this.splitter.push(this.withoutBom(this.decoder.decode(chunk, { stream: true })));
     let out = "";
     for (const b of blocks) {
       out += this.process(b);
       if (this.done) break;
     }
-    return out === "" ? null : Buffer.from(out, "utf8");
+    return out === "" ? null : Buffer.from(this.withBom(out), "utf8");
   }
 
   end(): { extra: Buffer | null } {
     if (this.done) return { extra: null };
     let out = "";
-    const tail = this.decoder.decode();
+    const tail = this.withoutBom(this.decoder.decode());
     if (tail) for (const b of this.splitter.push(tail)) if (!this.done) out += this.process(b);
     const rest = this.done ? null : this.splitter.end();
     if (rest) out += this.process(rest);
     if (!this.done) out += this.finishChannels([...this.channels.values()], true);
     if (!this.done) this.rememberRedactedThinking();
     this.done = true;
+    if (this.bom) out = this.withBom(out); // a stream that was only a BOM keeps it
     return { extra: out === "" ? null : Buffer.from(out, "utf8") };
+  }
+
+  /** The decoded text with the stream's leading BOM taken off (only the first text is looked at). */
+  private withoutBom(text: string): string {
+    if (this.bom !== null || text === "") return text;
+    if (text.charCodeAt(0) === 0xfeff) {
+      this.bom = "\uFEFF";
+      return text.slice(1);
+    }
+    this.bom = "";
+    return text;
+  }
+
+  /** `out` with the stream's leading BOM in front when nothing was sent yet. */
+  private withBom(out: string): string {
+    if (!this.bom) return out;
+    this.bom = "";
+    return "\uFEFF" + out;
   }
 
   private channel(name: string): Channel {

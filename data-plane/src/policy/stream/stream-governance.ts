@@ -12,6 +12,7 @@ import { performance } from "node:perf_hooks";
 import type { Policy } from "@agentgov/proto";
 import type { ResponseFacts, StreamObserver } from "../../providers/index.js";
 import { estimateTokens } from "../../providers/index.js";
+import { JsonArrayStream } from "../../providers/json-array-stream.js";
 import type { StreamGovernor as ProxyStreamGovernor, StreamGovernorContext, StreamGovernorFactory } from "../../proxy/stream-governor.js";
 import { detectPii } from "../pii/index.js";
 import { governedOutputText } from "../thinking/index.js";
@@ -28,6 +29,35 @@ export const governStream: StreamGovernorFactory = (ctx) => {
   if (policies.length === 0) return undefined;
   return new RecordingGovernor(ctx, policies);
 };
+
+/**
+ * A held JSON-array stream's body: the whole JSON when it parses (a leading UTF-8 BOM skipped), else the
+ * complete elements of the array it began (those the stream observer read; none when it is no array);
+ * null when empty.
+ */
+function heldBody(raw: Buffer): { whole: true; json: unknown } | { whole: false; elements: unknown[] } | null {
+  let text = raw.toString("utf8");
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.trim() === "") return null;
+  try {
+    return { whole: true, json: JSON.parse(text) as unknown };
+  } catch {
+    // not whole: below
+  }
+  const elements: unknown[] = [];
+  if (text.trimStart().startsWith("[")) {
+    const split = new JsonArrayStream((element) => {
+      try {
+        elements.push(JSON.parse(element));
+      } catch {
+        // an element that does not parse is dropped (the observer skipped it too)
+      }
+    });
+    split.push(text);
+    split.end();
+  }
+  return { whole: false, elements };
+}
 
 class RecordingGovernor implements ProxyStreamGovernor {
   private readonly observer: StreamObserver;
@@ -126,7 +156,14 @@ class RecordingGovernor implements ProxyStreamGovernor {
     }
   }
 
-  /** A JSON-array stream held whole: redacted or replaced by an error element, as one answer. */
+  /**
+   * A JSON-array stream held whole: redacted or replaced by an error element, as one answer. A body that
+   * does not parse (the provider's body ended, or its connection broke, before the closing "]") is never
+   * passed on as it came (its unfinished tail was judged by nobody): its complete elements, the ones the
+   * observer read and the policies judged, are governed the same way and written as a JSON array ending
+   * with an error element, and the trace records the failure (`unreadable_answer`; the proxy puts its
+   * upstream failure code there when the connection broke).
+   */
   private endHeld(): Buffer {
     const raw = Buffer.concat(this.held ?? []);
     const facts = this.observer.end();
@@ -136,13 +173,16 @@ class RecordingGovernor implements ProxyStreamGovernor {
       const p = outcome.blockedBy;
       return Buffer.from(JSON.stringify([{ error: { code: 403, message: `response blocked by policy "${p.name}"`, status: "PERMISSION_DENIED", policy_id: p.id, trace_id: this.ctx.draft.id } }]), "utf8");
     }
-    if (outcome.redactors.length === 0) return raw;
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.toString("utf8"));
-    } catch {
-      return raw;
+    const body = heldBody(raw);
+    if (body === null) return raw; // empty: nothing to judge
+    if (!body.whole) {
+      this.ctx.draft.status = "error";
+      this.ctx.draft.errorCode = "unreadable_answer";
     }
+    if (outcome.redactors.length === 0) {
+      return body.whole ? raw : Buffer.from(JSON.stringify([...body.elements, this.cutElement()]), "utf8");
+    }
+    const json = body.whole ? body.json : body.elements;
     const { text, judged, pii } = this.judged;
     const spans = redactSpans(judged, outcome.redactors, pii);
     const fallback = (part: string) => applyRedaction(part, redactSpans(part, outcome.redactors, this.ctx.agent.piiDetection ? detectPii(part) : null));
@@ -155,7 +195,13 @@ class RecordingGovernor implements ProxyStreamGovernor {
       // redacted anywhere replaced.
       redacted = mapSlots(redacted, this.ctx.adapter.answerToolSlots, quoteRedactor(outcome.redactors, this.ctx.agent.piiDetection, { text: judged, pii }));
     }
-    return Buffer.from(JSON.stringify(redacted), "utf8");
+    return Buffer.from(JSON.stringify(body.whole ? redacted : [...(redacted as unknown[]), this.cutElement()]), "utf8");
+  }
+
+  /** The error element that ends a held JSON-array stream the provider did not finish (Gemini's error form). */
+  private cutElement(): unknown {
+    const d = this.ctx.draft;
+    return { error: { code: 502, message: `${this.ctx.adapter.name} answer ended before it was complete: its unfinished part was dropped`, status: "UNAVAILABLE", trace_id: d.id, request_id: d.requestId } };
   }
 
   /**

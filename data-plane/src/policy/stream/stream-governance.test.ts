@@ -1,0 +1,115 @@
+// governStream, the proxy's stream governor factory, on Gemini's JSON-array stream (no alt=sse): with
+// block/redact policies the array is held whole and governed as one answer at its end. A body the
+// provider did not finish (no closing "]") never leaves as it came: its complete elements leave governed,
+// as a JSON array ending with an error element, and the trace records the failure. A leading UTF-8 BOM
+// does not keep the held answer from being parsed.
+import test from "ava";
+import { create } from "@bufbuild/protobuf";
+import { AgentSchema, PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
+import { getProvider } from "../../providers/index.js";
+import type { TraceDraft } from "../../trace/builder.js";
+import { governStream } from "./index.js";
+
+const EMAIL = "jo.smith@example.com";
+const CT = "application/json; charset=UTF-8";
+
+function policy(action: "block" | "redact", conditions: Partial<{ piiTypes: string[]; keywords: string[] }>): Policy {
+  return create(PolicySchema, { id: `pol_${action}`, name: action, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", ...conditions }) });
+}
+
+function draft(): TraceDraft {
+  const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 };
+  return {
+    id: "trc_test",
+    tenantId: "ten_test",
+    agentId: "agt_test",
+    agentName: "test",
+    environment: "test",
+    provider: "google",
+    model: "gemini-2.5-flash",
+    requestId: "req_test",
+    receivedAtMs: 0,
+    streamed: true,
+    status: "success",
+    httpStatus: 200,
+    errorCode: "",
+    prompt: "hello",
+    completion: "",
+    piiScanEnabled: true,
+    promptPii: [],
+    completionPii: [],
+    injectionScore: 0,
+    evaluations: [],
+    fired: [],
+    blockedCount: 0,
+    usage,
+    tokensEstimated: false,
+    cost: { inputCost: 0, outputCost: 0, totalCost: 0, pricePerMillionInput: 0, pricePerMillionOutput: 0, priceMissing: false, priceVersion: "" },
+    timing: { totalMs: 0, providerMs: 0, spans: {} },
+    toolCalls: [],
+    qualityScores: [],
+  };
+}
+
+/** The held array governor's output for `body` written in `size`-byte chunks, and the trace draft. */
+function governed(body: Buffer, policies: Policy[], size: number): { out: Buffer; d: TraceDraft } {
+  const d = draft();
+  const agent = create(AgentSchema, { id: "agt_test", name: "test", status: "active", provider: "google", model: "gemini-2.5-flash", environment: "test", piiDetection: true });
+  const g = governStream({ adapter: getProvider("google")!, agent, policies, draft: d, contentType: CT });
+  if (!g) throw new Error("expected a governor");
+  const out: Buffer[] = [];
+  for (let i = 0; i < body.length; i += size) out.push(g.transform(body.subarray(i, i + size)));
+  out.push(g.end());
+  return { out: Buffer.concat(out), d };
+}
+
+const element = (text: string, finishReason?: string) =>
+  JSON.stringify({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: { promptTokenCount: 11, candidatesTokenCount: 29, totalTokenCount: 40 }, modelVersion: "gemini-2.5-flash" });
+type Element = { candidates?: { content: { parts: { text: string }[] } }[]; error?: { code: number; status: string; trace_id: string } };
+const textOf = (elements: Element[]) => elements.flatMap((e) => e.candidates?.[0]?.content.parts.map((p) => p.text) ?? []).join("");
+
+test("a held JSON-array stream the provider did not finish leaves governed: its complete elements redacted, as a JSON array ending with an error element; the trace says error", (t) => {
+  const first = element(`Sure. Contact ${EMAIL} for details.`);
+  const second = element(`Or write to ${EMAIL.replace("jo", "al")} today.`, "STOP");
+  // The body ends (cleanly, or by a reset) inside the second element, which carries another address.
+  const body = Buffer.from(`[${first}\r\n,\r\n${second.slice(0, second.indexOf("today"))}`, "utf8");
+  for (const size of [1, 7, body.length]) {
+    const { out, d } = governed(body, [policy("redact", { piiTypes: ["email"] })], size);
+    const text = out.toString("utf8");
+    t.false(text.includes("example.com"), `size ${size}: nothing of the answer leaves unredacted`);
+    const elements = JSON.parse(text) as Element[];
+    t.is(textOf(elements), "Sure. Contact [REDACTED:email] for details.", "the complete element, redacted; the unfinished one dropped");
+    t.is(elements.length, 2);
+    t.is(elements[1]!.error?.code, 502);
+    t.is(elements[1]!.error?.trace_id, "trc_test");
+    t.is(d.status, "error");
+    t.is(d.errorCode, "unreadable_answer");
+    t.deepEqual(d.fired, ["redact"]);
+  }
+  // A block policy that does not fire: the unfinished tail, which nobody judged, is not passed on either.
+  const { out, d } = governed(body, [policy("block", { keywords: ["forbidden"] })], 5);
+  const elements = JSON.parse(out.toString("utf8")) as Element[];
+  t.is(textOf(elements), `Sure. Contact ${EMAIL} for details.`);
+  t.false(out.toString("utf8").includes("al.smith"));
+  t.is(elements.at(-1)!.error?.status, "UNAVAILABLE");
+  t.is(d.status, "error");
+  // A block policy that fires still answers with its own error element only.
+  const blocked = governed(body, [policy("block", { piiTypes: ["email"] })], 5);
+  t.is((JSON.parse(blocked.out.toString("utf8")) as Element[])[0]!.error?.status, "PERMISSION_DENIED");
+  t.is(blocked.d.status, "blocked");
+  // A whole array is unaffected: success.
+  const whole = governed(Buffer.from(`[${first},${second}]`, "utf8"), [policy("redact", { piiTypes: ["email"] })], 9);
+  t.is(whole.d.status, "success");
+  t.is((JSON.parse(whole.out.toString("utf8")) as Element[]).length, 2);
+});
+
+test("a held JSON-array stream with a leading UTF-8 BOM is parsed and redacted, not passed as it came", (t) => {
+  const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`[${element(`Sure. Contact ${EMAIL} for details.`, "STOP")}]`, "utf8")]);
+  for (const size of [1, 2, 4, body.length]) {
+    const { out, d } = governed(body, [policy("redact", { piiTypes: ["email"] })], size);
+    t.false(out.toString("utf8").includes(EMAIL), `size ${size}`);
+    t.is(textOf(JSON.parse(out.toString("utf8")) as Element[]), "Sure. Contact [REDACTED:email] for details.");
+    t.is(d.status, "success");
+    t.deepEqual(d.fired, ["redact"]);
+  }
+});
