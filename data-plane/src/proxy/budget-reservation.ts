@@ -33,7 +33,7 @@ const MAX_OUTPUT_BY_MODEL: Readonly<Record<string, readonly (readonly [string, n
   google: [["gemini-1.5", 8_192], ["gemini-2.0", 8_192], ["", 65_536]],
   // Mistral bounds an answer by the context window only (128k for the current models).
   mistral: [["", 131_072]],
-  cohere: [["command-r", 4_096], ["command-a", 8_192], ["", 32_768]],
+  cohere: [["command-r", 4_096], ["command-a-reasoning", 32_000], ["command-a", 8_192], ["", 32_768]],
 };
 const LARGEST_MAX_OUTPUT = 131_072;
 

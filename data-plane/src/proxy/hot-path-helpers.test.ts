@@ -114,6 +114,8 @@ test("budget reservation inputs: max output tokens in each native field (else th
   t.is(maxOutputTokens({ max_completion_tokens: 77, max_tokens: 300 }, "openai", "gpt-4o"), 77);
   t.is(maxOutputTokens({ generationConfig: { maxOutputTokens: 512 } }, "google", "gemini-2.5-flash"), 512);
   t.is(maxOutputTokens({ max_output_tokens: 64 }, "cohere", "command-a-03-2025"), 64);
+  t.is(maxOutputTokens({}, "cohere", "command-a-03-2025"), 8_192);
+  t.is(maxOutputTokens({}, "cohere", "command-a-reasoning-08-2025"), 32_000); // reasoning answers are longer
   // No maximum: the model's own (a gpt-4o answer reaches 16,384 tokens), else the provider's largest.
   t.is(maxOutputTokens({}, "openai", "gpt-4o-mini"), 16_384);
   t.is(maxOutputTokens({ max_tokens: -1 }, "openai", "gpt-4o-2024-08-06"), 16_384);
