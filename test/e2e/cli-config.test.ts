@@ -73,3 +73,21 @@ test("start: a port that is taken fails with the variables that choose it named"
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("control-plane / start: a HOST or SIDECAR_HOST that does not resolve is named in the hint, not the databases", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-cli-host-"));
+  try {
+    const base = { DATABASE_URL: await createTestDatabase(), DATA_DIR: dir, PORT: "0", GRPC_PORT: "0", SIDECAR_PORT: "0", LOG_LEVEL: "silent" };
+    for (const [args, name] of [
+      [["control-plane"], "HOST"],
+      [["start"], "SIDECAR_HOST"],
+    ] as const) {
+      const r = cli([...args], { ...base, [name]: "no-such-host.invalid" });
+      t.is(r.status, 1, `${args[0]} with ${name}: ${r.stderr.slice(-500)}`);
+      t.regex(r.stderr, /no-such-host\.invalid.*\(HOST \/ SIDECAR_HOST must be a name or address of this machine/, r.stderr.slice(-500));
+      t.false(r.stderr.includes("DATABASE_URL"), "the databases are not blamed");
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

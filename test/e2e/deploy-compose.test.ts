@@ -4,11 +4,13 @@
 // the mock provider), and paths exist. Then the sample agent runs against a live control plane and
 // sidecar (its mock provider standing in for OpenAI) and its calls are traced.
 import test from "ava";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runInNewContext } from "node:vm";
 import { parse } from "yaml";
 import { generateApiKey } from "@agentgov/control-plane";
 import { EnvSchema, loadControlPlaneConfig } from "../../control-plane/src/config/env.js";
@@ -67,6 +69,33 @@ test("a required key is demanded, not defaulted", (t) => {
   t.throws(() => envOf("control-plane", {}), { message: /required variable AGENTGOV_API_KEY/ });
 });
 
+test("deploy/.env.example's key generator always makes a key BOOTSTRAP_API_KEY and SIDECAR_KEY accept", (t) => {
+  const example = readFileSync(join(deployDir, ".env.example"), "utf8");
+  const command = /^#\s+(node -e "(.*)")\s*$/m.exec(example);
+  if (!command) return t.fail("no `node -e \"…\"` key generator in .env.example");
+  const accepts = (key: string) => {
+    t.is(loadControlPlaneConfig({ BOOTSTRAP_API_KEY: key }).BOOTSTRAP_API_KEY, key);
+    t.is(loadSidecarConfig({ SIDECAR_KEY: key }).SIDECAR_KEY, key);
+  };
+  // The command as a shell runs it, once.
+  accepts(execFileSync("sh", ["-c", command[1]!], { encoding: "utf8" }).trim());
+  // Its script 2,000 times in this process (a random key that is valid only most of the time is not valid).
+  const keys = new Set<string>();
+  const refused: string[] = [];
+  for (let i = 0; i < 2000; i++) {
+    let key = "";
+    runInNewContext(command[2]!, { require: createRequire(import.meta.url), console: { log: (s: string) => (key += s) } });
+    keys.add(key);
+    try {
+      loadControlPlaneConfig({ BOOTSTRAP_API_KEY: key });
+    } catch {
+      refused.push(key);
+    }
+  }
+  t.deepEqual(refused.slice(0, 3), [], `${refused.length} of 2,000 keys refused`);
+  t.is(keys.size, 2000, "no key twice");
+});
+
 test("the control plane's environment is a valid configuration pointing at the compose Postgres and ClickHouse", (t) => {
   const env = envOf("control-plane");
   const known = new Set(Object.keys(EnvSchema.shape));
@@ -99,7 +128,7 @@ test("the sidecar's environment is valid and points at the control plane's gRPC 
   t.is(grpc.hostname, "control-plane");
   t.is(Number(grpc.port), cp.GRPC_PORT);
   t.is(config.SIDECAR_HOST, "0.0.0.0");
-  t.is(config.DATA_DIR, "./.data", "the compose file leaves DATA_DIR to the image (/data)");
+  t.false("DATA_DIR" in env, "the compose file leaves DATA_DIR to the image (/data)");
   t.true((services.sidecar?.volumes ?? []).some((v) => v.endsWith(":/data")), "the spool is on a volume");
   const mock = new URL(config.PROVIDER_OPENAI_URL);
   t.is(mock.hostname, "agent");

