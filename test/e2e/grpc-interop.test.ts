@@ -87,6 +87,18 @@ test("Sync.Watch refuses an invalid key with UNAUTHENTICATED", async (t) => {
   t.is(err.code, grpc.status.UNAUTHENTICATED);
 });
 
+test("a malformed key is refused UNAUTHENTICATED from the headers, on Watch and on Upload", async (t) => {
+  const watch = client.Watch(create(WatchRequestSchema, {}), md("not-a-key")) as grpc.ClientReadableStream<WatchResponse>;
+  const upload = client.Upload(md("not-a-key"));
+  const errors = await Promise.all(
+    [watch, upload].map((call) => new Promise<grpc.ServiceError>((resolve) => {
+      call.on("data", () => undefined);
+      call.on("error", resolve);
+    })),
+  );
+  t.deepEqual(errors.map((e) => e.code), [grpc.status.UNAUTHENTICATED, grpc.status.UNAUTHENTICATED]);
+});
+
 test("Ingest.Upload: acks after storing; a trace sent twice is stored once; other tenants' traces are rejected", async (t) => {
   const agent = await stack.api.post<{ data: { id: string } }>("/api/agents", { name: "grpc-ingest" });
   const now = Date.now();

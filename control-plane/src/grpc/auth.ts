@@ -9,10 +9,15 @@ export interface SidecarPrincipal {
   keyId: string;
 }
 
+/** The key of a well-formed `Bearer svc_…` authorization header, else undefined (no database involved). */
+export function bearerKey(authorization: string | null | undefined): string | undefined {
+  const key = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1];
+  return key && scopeOfKey(key) ? key : undefined;
+}
+
 export async function authenticateSidecar(db: Db, ctx: HandlerContext): Promise<SidecarPrincipal> {
-  const m = /^Bearer\s+(\S+)$/i.exec(ctx.requestHeader.get("authorization") ?? "");
-  const key = m?.[1];
-  if (!key || !scopeOfKey(key)) throw new ConnectError("missing or invalid API key", Code.Unauthenticated);
+  const key = bearerKey(ctx.requestHeader.get("authorization"));
+  if (!key) throw new ConnectError("missing or invalid API key", Code.Unauthenticated);
   const row = await findActiveKeyByHash(db, hashApiKey(key));
   if (!row) throw new ConnectError("missing or invalid API key", Code.Unauthenticated);
   if (row.scope !== "ingest" && row.scope !== "api") throw new ConnectError("key scope may not sync or ingest", Code.PermissionDenied);

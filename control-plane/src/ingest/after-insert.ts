@@ -40,12 +40,14 @@ export function makeAfterInsert(db: Db, store: TraceStore, onTenantChanged: (ten
         const r = await c.query<{ agent_id: string }>(
           `INSERT INTO agent_spend (tenant_id, agent_id, day, spent_usd)
            SELECT $1, a, $3::date, s FROM unnest($2::text[], $4::float8[]) AS u(a, s)
-           ON CONFLICT (agent_id, day) DO UPDATE SET spent_usd = EXCLUDED.spent_usd
-             WHERE agent_spend.spent_usd IS DISTINCT FROM EXCLUDED.spent_usd
+           ON CONFLICT (agent_id, day) DO UPDATE SET spent_usd = GREATEST(agent_spend.spent_usd, EXCLUDED.spent_usd)
+             WHERE agent_spend.spent_usd < EXCLUDED.spent_usd
            RETURNING agent_id`,
           [tenantId, agentList, today, agentList.map((a) => spend.get(a) ?? 0)],
         );
-        // A redelivery leaves the figure as it was: no Sync change for it.
+        // A day's spend only grows: a figure read before another replica stored a newer, higher one
+        // (several control planes flush at once) must not replace it. A redelivery, or such an older
+        // figure, leaves the stored one as it was: no Sync change for it.
         for (const row of r.rows) await recordChange(c, tenantId, "spend", row.agent_id);
         return r.rows.length;
       });

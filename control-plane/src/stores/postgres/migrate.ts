@@ -23,6 +23,9 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
 /** Applies pending migrations; returns the names applied now. Safe to run from several processes at once. */
 export async function migrate(db: Db): Promise<string[]> {
   return db.tx(async (c) => {
+    // A migration may rewrite a large table, and waiting for another process's migrations counts too:
+    // no statement limit here (the pool's SESSION_TIMEOUTS is for requests).
+    await c.query("SET LOCAL statement_timeout = 0");
     await c.query("SELECT pg_advisory_xact_lock($1)", [LOCK_ID]);
     await c.query(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
