@@ -1,12 +1,12 @@
 // Starts the control plane: stores, migrations, bootstrap, REST (Koa) and gRPC (Sync, Ingest).
 import { createServer, type Server } from "node:http";
-import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { ControlPlaneConfig } from "./config/env.js";
 import { openDb, type Db } from "./stores/postgres/db.js";
 import { migrate } from "./stores/postgres/migrate.js";
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from "./stores/postgres/embedded.js";
+import { DATA_DIR_MODE, privateDir } from "./stores/private-dir.js";
 import { openTraceStore, type TraceStore } from "./stores/clickhouse/index.js";
 import { createRestApp } from "./http/app.js";
 import { startGrpcServer, type GrpcServer } from "./grpc/server.js";
@@ -45,7 +45,7 @@ export function createLogger(level: string): Logger {
 
 export async function startControlPlane(config: ControlPlaneConfig, log: Logger = createLogger(config.LOG_LEVEL)): Promise<ControlPlane> {
   const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
+  privateDir(dataDir, DATA_DIR_MODE, (m) => log.warn(m));
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
@@ -56,12 +56,15 @@ export async function startControlPlane(config: ControlPlaneConfig, log: Logger 
   const db = openDb(databaseUrl);
   const applied = await migrate(db);
   if (applied.length) log.info({ applied }, "migrations applied");
+  // The store keeps its files in <this>/chdb (DATA_DIR/chdb/chdb, tightened when chDB opens): both levels private.
+  const chdbDir = join(dataDir, "chdb");
+  if (!config.CLICKHOUSE_URL) privateDir(chdbDir, DATA_DIR_MODE, (m) => log.warn(m));
   const traces = await openTraceStore({
     url: config.CLICKHOUSE_URL,
     user: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
     database: config.CLICKHOUSE_DATABASE,
-    dataDir: join(dataDir, "chdb"),
+    dataDir: chdbDir,
     retentionDays: config.TRACE_RETENTION_DAYS,
     storeRawPii: config.TRACE_STORE_RAW_PII,
     logger: log,

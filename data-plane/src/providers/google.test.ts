@@ -47,6 +47,24 @@ test("resolve: native paths carry model and streaming in the URL; the body is no
   t.is(adapter.resolve("/v1beta/models", "", undefined), null);
 });
 
+test("resolve: a native model segment that decodes to a path (/, \\, a dot segment) or does not decode is refused; others go upstream re-encoded", (t) => {
+  for (const model of ["..%2f..%2ffiles", "gemini-2.5-flash%2F..%2F..%2Fadmin", "%2e%2e", ".", "%2E", "a%5cb", "a\\b", "%E0%A4%A", "%zz"]) {
+    t.is(adapter.resolve(`/v1beta/models/${model}:generateContent`, "", { contents }), null, model);
+  }
+  // What goes upstream is the model the policies see, encoded once.
+  t.deepEqual(adapter.resolve("/v1beta/tunedModels/my%20model%3Fx:generateContent", "?alt=sse", { contents }), {
+    path: "/v1beta/tunedModels/my%20model%3Fx:generateContent?alt=sse",
+    model: "my model?x",
+    stream: false,
+  });
+  t.is(adapter.resolve("/v1beta/models/gemini-2.5-flash%2D001:generateContent", "", { contents })?.path, "/v1beta/models/gemini-2.5-flash-001:generateContent");
+  // The spec path puts the body's model into the URL: the same names are refused there (400).
+  for (const model of ["../../files", "models/..", "a\\b"]) {
+    const err = t.throws(() => adapter.resolve("/chat/completions", "", { model, contents }), undefined, model);
+    t.is((err as ProviderRequestError).code, "invalid_body", model);
+  }
+});
+
 test("promptText: systemInstruction first (camelCase or snake_case), then text parts in order", (t) => {
   const parts = ["Be brief.", "Question one", "Answer one", "1", "Question two"]; // "1": the earlier call's args (a number, as written)
   t.deepEqual(adapter.promptParts({ systemInstruction: { parts: [{ text: "Be brief." }] }, contents }), parts);

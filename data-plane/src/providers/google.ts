@@ -50,6 +50,7 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
       throw new ProviderRequestError("missing_model", "google: the request body must name a model in `model`");
     }
     const name = stripModelsPrefix(model);
+    if (!isModelName(name)) throw new ProviderRequestError("invalid_body", "google: `model` must name a model (no `/`, `\\` or dot segment)");
     const stream = isObject(body) && body.stream === true;
     const forwarded: JsonObject = { ...(body as JsonObject) };
     delete forwarded.model;
@@ -67,14 +68,34 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
   }
   const match = NATIVE_PATH.exec(p);
   if (!match) return null;
-  const rawModel = match[3] ?? "";
-  let model = rawModel;
+  const model = nativeModel(match[3] ?? "");
+  if (model === undefined) return null;
+  // Rebuilt from the decoded name: the provider gets the model the policies judged.
+  return {
+    path: `/${match[1]}/${match[2]}/${encodeURIComponent(model)}:${match[4]}${normalizeSearch(search)}`,
+    model,
+    stream: match[4] === "streamGenerateContent",
+  };
+}
+
+/**
+ * The model segment of a native path, percent-decoded; undefined (refused like any other path that is
+ * not a governed chat endpoint) when it does not decode or decodes to more than a name: a `/` or `\`
+ * ("..%2f..%2ffiles" would reach another upstream path than the one the policies judged) or a dot segment.
+ */
+function nativeModel(raw: string): string | undefined {
+  let model: string;
   try {
-    model = decodeURIComponent(rawModel);
+    model = decodeURIComponent(raw);
   } catch {
-    model = rawModel;
+    return undefined;
   }
-  return { path: `${p}${normalizeSearch(search)}`, model, stream: match[4] === "streamGenerateContent" };
+  return isModelName(model) ? model : undefined;
+}
+
+/** A name that stays one path segment upstream: no `/` or `\`, not a dot segment. */
+function isModelName(name: string): boolean {
+  return name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
 }
 
 /**

@@ -298,7 +298,7 @@ test("a tool-only JSON answer is scored non_empty 1 and relevance 1", async (t) 
   }
 });
 
-test("a provider that read the request and reset the connection: 502, the prompt it may have billed charged (estimated); one never reached: nothing charged", async (t) => {
+test("a provider that read the request and reset the connection: 502, the prompt it may have billed charged (estimated); one never reached: nothing charged, its address in the log only", async (t) => {
   const reset = await startInProcessProxy(governanceState({ tenant: "ten_answer", agent: AGENT, key: KEY }), (_body, res) => res.socket?.destroy());
   try {
     const r = await call(reset.url);
@@ -311,16 +311,22 @@ test("a provider that read the request and reset the connection: 502, the prompt
   } finally {
     await reset.close();
   }
+  const logged: string[] = [];
   const refused = await startInProcessProxy(
     governanceState({ tenant: "ten_answer", agent: AGENT, key: KEY }),
     () => undefined,
     (deps) => {
       deps.baseUrls = { openai: "http://127.0.0.1:9" }; // discard port: nothing listens, the connection is refused
+      deps.onError = (e, where) => logged.push(`${where} ${String(e)}`);
     },
   );
   try {
     const r = await call(refused.url);
     t.is(r.status, 502);
+    // The provider's internal address is for the sidecar's log, not the client.
+    t.is((JSON.parse(r.text) as { error: { message: string } }).error.message, "openai is unreachable (ECONNREFUSED)");
+    t.false(r.text.includes("127.0.0.1"));
+    t.deepEqual(logged, ["proxy.upstream Error: openai is unreachable: ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9"]);
     const tr = await traceOf({ ...refused, answer: () => undefined });
     t.is(tr.inputTokens, 0, "never connected: the provider billed nothing");
     t.is(tr.costUsd, 0);

@@ -30,7 +30,7 @@ import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPric
 import { maxOutputTokens, modelContextWindow, requestAttachments, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
 import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
-import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure } from "./upstream.js";
+import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure, upstreamFailureDetail } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
@@ -340,6 +340,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
         draft.errorCode = failure.code;
         draft.httpStatus = failure.status;
+        // The client is told the provider and the error code; the address and message go to the log.
+        if (failure.status === 502) deps.onError(upstreamFailureDetail(e, adapter.name), "proxy.upstream");
         draft.timing.totalMs = performance.now() - t0;
         service["x-service-overhead-ms"] = ms(draft.timing.totalMs - draft.timing.providerMs);
         responded = true;

@@ -10,6 +10,12 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "pro
 const REPLACED_UPSTREAM = new Set(["host", "content-length", "accept-encoding", "expect"]);
 const VIA = "1.1 agentgov-sidecar";
 const SERVICE_PREFIX = "x-service-";
+/**
+ * Provider response fields that speak for the provider's origin, not the sidecar's (a different origin):
+ * cookies its CDN sets, HSTS, Alt-Svc, Clear-Site-Data; and, by prefix, every Access-Control-* (CORS).
+ */
+const ORIGIN_BOUND = new Set(["set-cookie", "set-cookie2", "strict-transport-security", "alt-svc", "clear-site-data"]);
+const CORS_PREFIX = "access-control-";
 
 /** Extra field names a Connection header lists (beyond the hop-by-hop ones), lower-case; undefined when none. */
 function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
@@ -45,8 +51,9 @@ export function upstreamRequestHeaders(h: IncomingHttpHeaders, bodyLength: numbe
 const UPSTREAM_REQUEST_ID = "x-upstream-request-id";
 
 /**
- * The provider's response headers as the client gets them: hop-by-hop fields and X-Service-* (the
- * sidecar's own namespace: a provider's field of that name would pass for the sidecar's) dropped, the
+ * The provider's response headers as the client gets them: hop-by-hop fields, X-Service-* (the
+ * sidecar's own namespace: a provider's field of that name would pass for the sidecar's) and the fields
+ * bound to the provider's origin (ORIGIN_BOUND, Access-Control-*) dropped, the
  * provider's X-Request-Id renamed X-Upstream-Request-Id (support tickets need it; X-Request-Id echoes
  * the client's), and the framing fields (content-length, content-encoding when the sidecar decoded the
  * body) left for the caller to set.
@@ -57,7 +64,7 @@ export function downstreamResponseHeaders(h: Record<string, string | string[] | 
   for (const name in h) {
     const value = h[name];
     if (value === undefined || HOP_BY_HOP.has(name) || name === "content-length" || (dropEncoding && name === "content-encoding")) continue;
-    if (listed?.has(name) || name.startsWith(SERVICE_PREFIX)) continue;
+    if (listed?.has(name) || ORIGIN_BOUND.has(name) || name.startsWith(SERVICE_PREFIX) || name.startsWith(CORS_PREFIX)) continue;
     out[name === "x-request-id" ? UPSTREAM_REQUEST_ID : name] = value;
   }
   return out;

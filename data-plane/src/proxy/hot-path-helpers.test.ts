@@ -88,6 +88,26 @@ test("downstream headers: hop-by-hop, framing and the provider's X-Service-* dro
   t.is(downstreamResponseHeaders({ "content-encoding": "zstd" }, false)["content-encoding"], "zstd");
 });
 
+test("downstream headers: fields bound to the provider's origin (cookies, CORS, HSTS, Alt-Svc, Clear-Site-Data) dropped", (t) => {
+  const h = downstreamResponseHeaders(
+    {
+      "content-type": "application/json",
+      "set-cookie": ["__cf_bm=abc; Domain=.api.example.com; HttpOnly", "_cfuvid=def"],
+      "set-cookie2": "old=1",
+      "access-control-allow-origin": "*",
+      "access-control-allow-credentials": "true",
+      "access-control-expose-headers": "x-request-id",
+      "strict-transport-security": "max-age=31536000; includeSubDomains",
+      "alt-svc": 'h3=":443"; ma=86400',
+      "clear-site-data": '"cookies"',
+      "x-ratelimit-remaining-requests": "99",
+      "openai-processing-ms": "12",
+    },
+    false,
+  );
+  t.deepEqual(h, { "content-type": "application/json", "x-ratelimit-remaining-requests": "99", "openai-processing-ms": "12" });
+});
+
 test("proxy URLs split into provider, native sub-path and query", (t) => {
   t.deepEqual(parseProxyUrl("/v1/proxy/google/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"), {
     pathname: "/v1/proxy/google/v1beta/models/gemini-2.5-flash:streamGenerateContent",

@@ -47,14 +47,27 @@ export function neverReachedProvider(e: unknown): boolean {
   return BEFORE_CONNECTION.has(codeOf(e));
 }
 
-/** The answer for an upstream call that failed before the client got any byte of the response. */
+/**
+ * The answer for an upstream call that failed before the client got any byte of the response: the
+ * provider and the error code only. The error's message names the provider's internal address
+ * ("connect ECONNREFUSED 10.0.3.7:443"): it is for the sidecar's log (upstreamFailureDetail), not the client.
+ */
 export function upstreamFailure(e: unknown, provider: string): ProxyRefusal {
   const code = codeOf(e);
   if (TIMEOUT_CODES.has(code) || code === "TimeoutError") {
     return new ProxyRefusal(504, "upstream_timeout", `${provider} did not answer in time (${code})`);
   }
+  return new ProxyRefusal(502, "upstream_unavailable", `${provider} is unreachable${code ? ` (${code})` : ""}`);
+}
+
+/**
+ * The same failure with its full detail, for the sidecar's log. undici's messages name the address and
+ * the error, never the request's headers or body (no credential).
+ */
+export function upstreamFailureDetail(e: unknown, provider: string): Error {
+  const code = codeOf(e);
   const detail = e instanceof Error ? e.message : String(e);
-  return new ProxyRefusal(502, "upstream_unavailable", `${provider} is unreachable: ${code ? `${code}: ` : ""}${detail}`);
+  return new Error(`${provider} is unreachable: ${code ? `${code}: ` : ""}${detail}`, { cause: e });
 }
 
 /**

