@@ -23,8 +23,15 @@ export interface SpoolStats {
   /** Damaged bytes moved to the quarantine directory, and how many damaged ranges they were. */
   quarantinedBytes: number;
   quarantinedRanges: number;
-  /** Failed writes or fsyncs (the traces stay in memory and are still shipped). */
+  /** Failed writes, fsyncs or segment creations (the traces stay in memory and are still shipped). */
   writeErrors: number;
+  /** The most recent append could not be written, or the most recent group commit failed (until a later one succeeds). */
+  unwritable: boolean;
+  /** The error that made the spool unwritable ("" while it is not). */
+  lastError: string;
+  /** Traces kept in memory only (not safe on disk) until the control plane acknowledges them, and their bytes (at most the spool's cache size). */
+  memoryOnly: number;
+  memoryOnlyBytes: number;
   /** Group commits (one fdatasync each, covering every record written since the previous one). */
   commits: number;
 }
@@ -40,7 +47,9 @@ export interface TraceQueue {
   /**
    * Spools a trace. Returns null when it is already as safe as the spool was asked to make it before
    * an answer leaves (written to the OS: survives a crash of the process), else a promise that resolves
-   * once it is (fdatasync'd: survives a crash of the machine). Never rejects.
+   * once it is (fdatasync'd: survives a crash of the machine) — or, when the spool could not make it
+   * so (a failed write or fsync), once the control plane has acknowledged it. Never rejects; may never
+   * resolve (a trace dropped before its acknowledgement), so a waiter needs its own time limit.
    */
   append(t: Trace): Promise<void> | null;
   /** Up to `n` traces that are synced to disk, oldest first, skipping ids in `exclude`, at most about `maxBytes` encoded. */

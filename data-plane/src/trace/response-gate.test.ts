@@ -3,7 +3,15 @@
 // without a trace, and one whose commit takes too long, complete anyway.
 import test from "ava";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { TraceSchema } from "@agentgov/proto";
 import { GatedServerResponse, ResponseGate } from "./response-gate.js";
+import { DurableSpool } from "./spool.js";
+import { readiness, renderMetrics } from "../sidecar-status.js";
+import { EMPTY_STATE } from "../state/governance-state.js";
 
 function deferred() {
   let resolve!: () => void;
@@ -139,4 +147,83 @@ test("with a zero limit the gate is off", async (t) => {
   t.teardown(() => srv.close());
   t.is(await (await fetch(srv.url)).text(), "ok");
   t.like(gate.stats(), { gated: 0, timedOut: 0, heldMaxMs: 0 });
+});
+
+/** A spool on a "full disk": its segment files are written through /dev/full (every write(2) fails with ENOSPC). */
+async function fullDiskSpool(t: { teardown(fn: () => unknown): void }) {
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-gate-spool-"));
+  const quiet = { info() {}, warn() {}, error() {} };
+  const spool = await DurableSpool.open({
+    dir,
+    log: quiet,
+    resolveOn: "write",
+    openSegmentFile: (path) => {
+      closeSync(openSync(path, "wx", 0o600));
+      return openSync("/dev/full", "w");
+    },
+  });
+  t.teardown(async () => {
+    await spool.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return spool;
+}
+
+const statusOf = (spool: DurableSpool, gate: ResponseGate) =>
+  readiness(
+    { ...EMPTY_STATE, tenantId: "ten_1", version: 1n },
+    { connected: true, version: 1n, lastContactMs: Date.now(), snapshots: 1, deltas: 0, heartbeats: 0, reconnects: 0 },
+    spool.stats(),
+    { connected: true, batchesSent: 0, streamFailures: 0, lastAckAtMs: 0 },
+    gate.stats(),
+    { localEntries: 0, inFlight: 0 },
+  );
+
+let traceNo = 0;
+const gatedTrace = () => create(TraceSchema, { id: `trc_${String(++traceNo).padStart(26, "0")}`, tenantId: "ten_1", agentId: "agt_1", timestampMs: BigInt(Date.now()), prompt: "disk full" });
+
+(existsSync("/dev/full") ? test : test.skip)("a trace the spool could not write holds its answer until the control plane acknowledges it, and the sidecar reports the spool unwritable", async (t) => {
+  const spool = await fullDiskSpool(t);
+  const gate = new ResponseGate(60_000);
+  const ids: string[] = [];
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end("answer");
+    const x = gatedTrace();
+    ids.push(x.id);
+    gate.traceEmitted(res, spool.append(x));
+  });
+  t.teardown(() => srv.close());
+  const call = fetchTracked(srv.url);
+  while (ids.length === 0) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 150));
+  t.false(call.done(), "no complete answer while its trace is only in memory");
+  const status = statusOf(spool, gate);
+  t.is(status.status, "spool_unwritable");
+  t.like(status, { spoolWriteErrors: 1, spool: { unwritable: true, memoryOnly: 1 } });
+  t.regex("reason" in status ? status.reason : "", /trace spool cannot write.*ENOSPC/);
+  const metrics = renderMetrics(status);
+  t.regex(metrics, /^agentgov_sidecar_ready 0$/m);
+  t.regex(metrics, /^agentgov_spool_unwritable 1$/m);
+  t.regex(metrics, /^agentgov_spool_memory_only 1$/m);
+  // The shipper delivers it from memory; the control plane's acknowledgement releases the answer.
+  const shipped = await spool.peek(10, new Set());
+  t.deepEqual(shipped.map((s) => s.id), ids);
+  await spool.remove(ids);
+  t.is(await call.body, "answer");
+  t.like(gate.stats(), { gated: 1, timedOut: 0 });
+});
+
+(existsSync("/dev/full") ? test : test.skip)("an unwritten trace that is not acknowledged in time releases its answer at the limit, counted as timed out", async (t) => {
+  const spool = await fullDiskSpool(t);
+  const gate = new ResponseGate(300);
+  const srv = await serve(gate, async (_req, res) => {
+    res.writeHead(200).end("ok");
+    gate.traceEmitted(res, spool.append(gatedTrace()));
+  });
+  t.teardown(() => srv.close());
+  const t0 = performance.now();
+  t.is(await (await fetch(srv.url)).text(), "ok");
+  t.true(performance.now() - t0 >= 290, "held up to the limit");
+  t.like(gate.stats(), { gated: 1, timedOut: 1 });
 });

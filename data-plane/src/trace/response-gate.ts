@@ -2,6 +2,8 @@
 // client never holds a complete answer whose trace a crash could lose. How safe is the spool's choice
 // (SPOOL_GATE): written to the OS (a crash of the process cannot lose it; the default, and then there is
 // nothing to wait for once the trace is emitted) or fdatasync'd (a crash of the machine cannot either).
+// A trace the spool could not make safe (its write or fdatasync failed) comes with a promise that
+// resolves at its acknowledgement by the control plane: the answer waits for that, within the same limit.
 //
 // The proxy handler calls `res.end(...)` and emits the trace right after (synchronously; for answers
 // once their quality scores are computed), passing the response it belongs to. The gate defers `res.end` until the trace is emitted and its append settles — at most
@@ -17,7 +19,7 @@ import { ServerResponse, type IncomingMessage } from "node:http";
 import { createHistogram, performance } from "node:perf_hooks";
 
 interface Slot {
-  /** The trace's append: null = safe already; undefined = not emitted yet. */
+  /** The trace's append: null = safe already; a promise = safe once it resolves; undefined = not emitted yet. */
   durable: Promise<void> | null | undefined;
   /** Arguments of the deferred res.end call, and when it was called. */
   endArgs: unknown[] | undefined;

@@ -1,13 +1,13 @@
 // The durable spool on a real filesystem: replay of what was not acknowledged, compaction, damaged and
 // truncated segments (good part replayed, bad part quarantined), the size cap and the directory lock.
 import test from "ava";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { TraceSchema, type Trace } from "@agentgov/proto";
-import { DurableSpool, SpoolLockedError, type SpoolLog } from "./spool.js";
+import { DurableSpool, SpoolLockedError, WRITE_RETRY_MS, type SpoolLog } from "./spool.js";
 import { HEADER_BYTES } from "./spool-format.js";
 
 function logSink() {
@@ -315,5 +315,143 @@ test("group commits respect the commit window, traces ship only once synced, and
   t.true(performance.now() - before < windowMs / 2, "flush does not wait for the window");
   t.is((await s.peek(100, new Set())).length, 30);
   t.true(ready > 0);
+  await s.close();
+});
+
+/**
+ * Segment files for the failure tests: the file is created as usual, but the spool writes through the
+ * descriptor `fail(seq)` picks — /dev/full (every write fails with ENOSPC, nothing written: a full
+ * disk), /dev/null (writes succeed, fdatasync fails with EINVAL) or the file opened read-only (writes
+ * fail with EBADF) — so the spool's real write(2) and fdatasync calls fail.
+ */
+function segmentFilesFailing(fail: (seq: number) => "full" | "nosync" | "readonly" | undefined) {
+  return (path: string): number => {
+    closeSync(openSync(path, "wx", 0o600));
+    const how = fail(Number(/seg-(\d+)\.log$/.exec(path)![1]));
+    if (how === "full") return openSync("/dev/full", "w");
+    if (how === "nosync") return openSync("/dev/null", "w");
+    return openSync(path, how === "readonly" ? "r" : "r+");
+  };
+}
+
+/** Tracks whether each promise (or null) has settled. */
+function settled(ps: (Promise<void> | null)[]) {
+  const done = ps.map((p) => p === null);
+  ps.forEach((p, i) => void p?.then(() => (done[i] = true)));
+  return done;
+}
+const turn = (ms = 30) => new Promise((r) => setTimeout(r, ms));
+
+const haveDevFull = existsSync("/dev/full");
+
+(haveDevFull ? test : test.skip)("a trace that cannot be written (disk full) is kept in memory and shipped, and its append resolves only at its acknowledgement; writes pause rather than start a segment per trace", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log, lines } = logSink();
+  const s = await DurableSpool.open({ dir, log, resolveOn: "write", openSegmentFile: segmentFilesFailing(() => "full") });
+  const xs = Array.from({ length: 20 }, (_, i) => trace(i, "disk full"));
+  const first = s.append(xs[0]!);
+  t.not(first, null, "not safe: the answer must wait");
+  let st = s.stats();
+  t.like(st, { unwritable: true, writeErrors: 1, memoryOnly: 1, depth: 1 });
+  t.regex(st.lastError, /ENOSPC/);
+  const rest = xs.slice(1).map((x) => s.append(x));
+  t.true(rest.every((p) => p !== null));
+  const done = settled([first, ...rest]);
+  st = s.stats();
+  t.like(st, { memoryOnly: 20, depth: 20, writeErrors: 1 }, "no write is tried again within the retry interval");
+  t.true(st.segments <= 1 && segmentFiles(dir).length <= 2, `no new segment per failed trace (${segmentFiles(dir).join(" ")})`);
+  t.is(lines.filter((l) => l.level === "error").length, 1, "one error logged, not one per trace");
+  // Shippable from memory, exactly as encoded.
+  const got = await s.peek(100, new Set());
+  t.deepEqual(got.map((x) => x.id), xs.map((x) => x.id));
+  t.deepEqual(got.map((x) => Buffer.from(x.payload).toString("base64")), xs.map((x) => Buffer.from(toBinary(TraceSchema, x)).toString("base64")));
+  await turn(100);
+  t.deepEqual(done, xs.map(() => false), "nothing is released before its acknowledgement");
+  await s.remove(xs.slice(0, 10).map((x) => x.id));
+  await turn();
+  t.deepEqual(done, xs.map((_, i) => i < 10), "acknowledged traces release their answers, the others still wait");
+  await s.remove(xs.slice(10).map((x) => x.id));
+  await turn();
+  t.true(done.every(Boolean));
+  t.like(s.stats(), { memoryOnly: 0, memoryOnlyBytes: 0, depth: 0, ackedTotal: 20 });
+  // After the retry interval the same segment is tried again (out of space, nothing was written to it).
+  await turn(WRITE_RETRY_MS + 50);
+  t.not(s.append(trace(100, "still full")), null);
+  t.like(s.stats(), { writeErrors: 2, unwritable: true });
+  t.true(segmentFiles(dir).length <= 2);
+  await s.close();
+});
+
+test("writing resumes on a new segment once the retry interval has passed, and the spool is writable again", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log, lines } = logSink();
+  // Segment 1's descriptor refuses writes (EBADF): it is abandoned, segment 2 takes the records.
+  const s = await DurableSpool.open({ dir, log, resolveOn: "write", openSegmentFile: segmentFilesFailing((seq) => (seq === 1 ? "readonly" : undefined)) });
+  const a = trace(1, "unwritable");
+  const b = trace(2, "unwritable");
+  t.not(s.append(a), null);
+  t.not(s.append(b), null);
+  t.like(s.stats(), { unwritable: true, writeErrors: 1, memoryOnly: 2 });
+  t.regex(s.stats().lastError, /EBADF/);
+  await turn(WRITE_RETRY_MS + 50);
+  const c = trace(3, "written");
+  t.is(s.append(c), null, "written again: safe at once");
+  t.like(s.stats(), { unwritable: false, lastError: "", writeErrors: 1, memoryOnly: 2 });
+  t.true(lines.some((l) => l.level === "info" && /writing again/.test(l.msg)));
+  await s.flush();
+  await s.close();
+  // Only the written trace survives a restart; the two kept in memory were never acknowledged.
+  const again = await DurableSpool.open({ dir, log: logSink().log });
+  t.deepEqual((await again.peek(10, new Set())).map((x) => x.id), [c.id]);
+  await again.close();
+});
+
+test("SPOOL_GATE=fsync: a trace whose fdatasync failed resolves at its acknowledgement, not at the failed commit", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log } = logSink();
+  // Segment 1's writes succeed but its fdatasync fails (EINVAL on /dev/null); segment 2 is a real file.
+  const s = await DurableSpool.open({ dir, log, resolveOn: "fsync", openSegmentFile: segmentFilesFailing((seq) => (seq === 1 ? "nosync" : undefined)) });
+  const x = trace(1, "not synced");
+  const p = s.append(x);
+  t.not(p, null);
+  const done = settled([p]);
+  await s.flush();
+  await turn(50);
+  t.false(done[0], "a failed fdatasync does not release the answer");
+  t.like(s.stats(), { unwritable: true, writeErrors: 1, memoryOnly: 1 });
+  t.regex(s.stats().lastError, /EINVAL/);
+  const got = await s.peek(10, new Set());
+  t.deepEqual(got.map((y) => fromBinary(TraceSchema, y.payload)), [x], "shipped from memory");
+  await s.remove([x.id]);
+  await turn();
+  t.true(done[0], "released by the acknowledgement");
+  // The first failure moves to a new segment at once; its commit succeeds and clears the state.
+  const y = trace(2, "synced");
+  const q = s.append(y);
+  t.not(q, null);
+  await q;
+  t.like(s.stats(), { unwritable: false, memoryOnly: 0, writeErrors: 1 });
+  await s.close();
+});
+
+(haveDevFull ? test : test.skip)("traces kept in memory only are bounded by the cache size: the oldest are dropped, counted and logged", async (t) => {
+  const dir = tmp();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { log, lines } = logSink();
+  const cacheBytes = 4096;
+  const s = await DurableSpool.open({ dir, log, resolveOn: "write", cacheBytes, openSegmentFile: segmentFilesFailing(() => "full") });
+  const xs = Array.from({ length: 200 }, (_, i) => trace(i, "bounded memory"));
+  for (const x of xs) void s.append(x);
+  const st = s.stats();
+  t.true(st.memoryOnlyBytes <= cacheBytes && st.memoryOnlyBytes > cacheBytes / 2, `${st.memoryOnlyBytes} bytes kept in memory`);
+  t.true(st.droppedTotal > 0);
+  t.is(st.depth + st.droppedTotal, 200);
+  t.is(st.memoryOnly, st.depth);
+  const kept = await s.peek(500, new Set());
+  t.deepEqual(kept.map((k) => k.id), xs.slice(200 - st.depth).map((x) => x.id), "the newest are kept");
+  t.is(lines.filter((l) => l.level === "error" && /TRACE SPOOL FULL IN MEMORY/.test(l.msg)).length, 1, "drops are logged at most once a second");
   await s.close();
 });

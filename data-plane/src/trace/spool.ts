@@ -13,6 +13,12 @@
 // At start every segment is scanned: good records not acknowledged are replayed, damaged ranges are
 // copied to quarantine/ and skipped. When the spool would exceed `maxBytes`, whole sealed segments are
 // dropped oldest first (counted and logged as errors); appends never wait for room.
+// When a record cannot be written (disk full, I/O error) or, with resolveOn "fsync", its fdatasync fails,
+// the trace is kept in memory and shipped from there, and its append resolves only once the control
+// plane acknowledges it (the response gate holds the answer until then, bounded by its own limit). Writes
+// are not tried again for WRITE_RETRY_MS after a failure (the traces of that second are kept in memory
+// at once, and a broken segment is replaced at most once per second, not once per trace); traces kept in
+// memory only are at most `cacheBytes`, oldest dropped first (counted, logged).
 import { close as closeCb, closeSync, existsSync, fdatasync, mkdirSync, open as openCb, unlink as unlinkCb, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
@@ -33,6 +39,10 @@ const MAX_SEGMENT_BYTES = 64 * 1024 * 1024;
 const MIN_SEGMENT_BYTES = 64 * 1024;
 const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 const ROTATE_ACKED_BYTES = 1024 * 1024;
+/** After a failed write or fsync, no write is tried (nor a broken segment replaced) for this long. */
+export const WRITE_RETRY_MS = 1000;
+/** Drops of memory-only traces are logged at most this often. */
+const DROP_LOG_MS = 1000;
 const SEGMENT_FILE = /^seg-(\d{12})\.log$/;
 const ACKS_FILE = /^seg-(\d{12})\.acks$/;
 
@@ -57,6 +67,12 @@ export interface SpoolOptions {
   resolveOn?: "write" | "fsync";
   /** Least time between the starts of two fdatasyncs (group commit window); 0 = as soon as the previous one ends. */
   syncIntervalMs?: number;
+  /**
+   * Opens a new segment file for writing (default: creates it, `wx`, mode 0600). Tests pass one that
+   * returns a descriptor whose writes or fsyncs really fail (/dev/full: ENOSPC; /dev/null: no fdatasync)
+   * to drive the failure paths through the real system calls.
+   */
+  openSegmentFile?: (path: string) => number;
   log: SpoolLog;
 }
 
@@ -81,7 +97,10 @@ interface Segment {
   sealed: boolean;
   writeFd: number | undefined;
   dirSynced: boolean;
+  /** A write failed part-way or an fdatasync failed: the segment takes no more records. */
   broken: boolean;
+  /** An fdatasync failed: nothing in this segment is trusted to be synced (never synced again). */
+  syncFailed: boolean;
   deleted: boolean;
   readFh: Promise<FileHandle> | undefined;
   ackFh: Promise<FileHandle> | undefined;
@@ -91,6 +110,7 @@ interface Segment {
 interface Entry {
   id: string;
   seg: Segment;
+  /** -1: never written (the write failed); kept in memory only. */
   offset: number;
   length: number;
   ts: number;
@@ -98,7 +118,10 @@ interface Entry {
   payload: Uint8Array | undefined;
   /** Synced to disk, or kept in memory only after a failed write or fsync: either way it may be shipped. */
   ready: boolean;
+  /** Not safe at the level appends resolve at (its write, or with "fsync" its fdatasync, failed): the payload is the only copy that counts. */
   memoryOnly: boolean;
+  /** Resolves the append's promise: at the group commit ("fsync"), or at the acknowledgement of a memory-only trace. */
+  safe: (() => void) | undefined;
 }
 
 const segName = (seq: number) => `seg-${String(seq).padStart(12, "0")}`;
@@ -118,7 +141,6 @@ export class DurableSpool implements TraceQueue {
   private active!: Segment;
   /** Written, waiting for the next fdatasync (in order), and the appends waiting for it ("fsync" mode). */
   private unsynced: Entry[] = [];
-  private syncWaiters: (() => void)[] = [];
   private syncing: Promise<void> | undefined;
   private syncTimeout: NodeJS.Timeout | undefined;
   private syncImmediate: NodeJS.Immediate | undefined;
@@ -139,6 +161,23 @@ export class DurableSpool implements TraceQueue {
   private readonly cacheBytes: number;
   private readonly quarantineDir: string;
   private readonly lockPath: string;
+  private readonly openSegmentFile: (path: string) => number;
+  /** Traces kept in memory only (oldest first), and their record bytes (bounded by cacheBytes). */
+  private readonly memoryOnly = new Set<Entry>();
+  private memoryOnlyBytes = 0;
+  /** After a failure, appends keep their traces in memory without trying to write until `retryAt` (performance.now()). */
+  private retryPending = false;
+  private retryAt = 0;
+  /** When a broken active segment was last replaced (at most once per WRITE_RETRY_MS). */
+  private lastFailoverAt = Number.NEGATIVE_INFINITY;
+  /** The most recent append could not be written / the most recent group commit failed (cleared by a later success). */
+  private writeFailing = false;
+  private syncFailing = false;
+  private lastError = "";
+  /** Appends kept in memory since writing last failed (for the recovery log line). */
+  private failedAppends = 0;
+  private unloggedDrops = 0;
+  private lastDropLogAt = Number.NEGATIVE_INFINITY;
   private readonly counters = {
     highWaterDepth: 0,
     highWaterBytes: 0,
@@ -160,6 +199,7 @@ export class DurableSpool implements TraceQueue {
     this.syncIntervalMs = opts.syncIntervalMs ?? 0;
     this.quarantineDir = join(opts.dir, "quarantine");
     this.lockPath = join(opts.dir, "LOCK");
+    this.openSegmentFile = opts.openSegmentFile ?? ((path) => openSync(path, "wx", 0o600));
   }
 
   /** Opens (or creates) the spool in `opts.dir`, replaying what was not acknowledged. */
@@ -199,6 +239,7 @@ export class DurableSpool implements TraceQueue {
       writeFd: undefined,
       dirSynced: true,
       broken: false,
+      syncFailed: false,
       deleted: false,
       readFh: undefined,
       ackFh: undefined,
@@ -215,7 +256,7 @@ export class DurableSpool implements TraceQueue {
     if (spare && spare.seq === seq) seg.writeFd = spare.fd;
     else {
       if (spare) this.discardSpare(spare);
-      seg.writeFd = openSync(seg.path, "wx", 0o600);
+      seg.writeFd = this.openSegmentFile(seg.path);
     }
     seg.sealed = false;
     seg.dirSynced = false;
@@ -229,7 +270,8 @@ export class DurableSpool implements TraceQueue {
     if (this.spareOpening || this.closed) return;
     this.spareOpening = true;
     const path = `${join(this.opts.dir, segName(seq))}.log`;
-    openAsync(path, "wx", 0o600).then(
+    const opening = this.opts.openSegmentFile ? Promise.resolve(path).then(this.opts.openSegmentFile) : openAsync(path, "wx", 0o600);
+    opening.then(
       (fd) => {
         this.spareOpening = false;
         const spare = { seq, fd, path };
@@ -310,7 +352,7 @@ export class DurableSpool implements TraceQueue {
           continue;
         }
         if (acked.has(key.id) || this.index.has(key.id)) continue;
-        this.index.set(key.id, { id: key.id, seg, offset: r.offset, length: r.length, ts: key.timestampMs || Date.now(), payload: undefined, ready: true, memoryOnly: false });
+        this.index.set(key.id, { id: key.id, seg, offset: r.offset, length: r.length, ts: key.timestampMs || Date.now(), payload: undefined, ready: true, memoryOnly: false, safe: undefined });
         seg.live++;
         this.counters.replayedTotal++;
       }
@@ -349,8 +391,10 @@ export class DurableSpool implements TraceQueue {
 
   /**
    * Writes the trace to the active segment now (one write(2)); the returned promise resolves once it is
-   * synced — or null when `resolveOn` is "write" (written: nothing to wait for) or the write failed (the
-   * trace is then kept in memory and shipped from there). Never rejects, never waits for room.
+   * synced — or null when `resolveOn` is "write" (written: nothing to wait for). When the trace cannot be
+   * made safe on disk (the write failed, or writes are paused after a failure) it is kept in memory,
+   * shipped from there, and the promise resolves once the control plane acknowledges it. Never rejects,
+   * never waits for room.
    */
   append(t: Trace): Promise<void> | null {
     if (this.closed) {
@@ -361,52 +405,145 @@ export class DurableSpool implements TraceQueue {
     if (this.index.has(t.id)) return null;
     // Same bytes as toBinary(TraceSchema, t), encoded straight into the record (trace-encoding.ts).
     const record = sealRecord(encodeTrace(t, HEADER_BYTES));
-    const payload = record.subarray(HEADER_BYTES);
+    if (this.retryPending && !this.mayWriteAgain()) return this.keepInMemory(t, record);
     this.makeRoom(record.length);
     if (this.active.size > 0 && this.active.size + record.length > this.segmentBytes) this.rotate();
     const seg = this.active;
-    const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload, ready: false, memoryOnly: false };
+    // Written synchronously: a page-cache write is a few microseconds, and once it returns a crash of
+    // this process cannot lose the trace (the response gate relies on that). fdatasync runs off the
+    // event loop, in group commits.
+    if (!this.writeRecord(seg, record)) return this.keepInMemory(t, record);
+    if (this.writeFailing) this.writesRecovered();
+    const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload: record.subarray(HEADER_BYTES), ready: false, memoryOnly: false, safe: undefined };
     seg.size += record.length;
     seg.live++;
     this.cachedBytes += record.length;
     this.index.set(t.id, entry);
     this.counters.appendedTotal++;
     this.trackHighWater();
-    // Written synchronously: a page-cache write is a few microseconds, and once it returns a crash of
-    // this process cannot lose the trace (the response gate relies on that). fdatasync runs off the
-    // event loop, in group commits.
-    if (!this.writeRecord(seg, record)) {
-      entry.memoryOnly = true;
-      entry.ready = true;
-      this.notifyReady();
-      return null;
-    }
     seg.unsynced++;
     this.unsynced.push(entry);
     this.scheduleSync();
     if (this.resolveOn === "write") return null;
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
+    return new Promise((resolve) => (entry.safe = resolve));
   }
 
-  /** write(2) of a whole record at the segment's end; false (counted, logged, segment abandoned) on failure. */
+  /** A trace that could not be written: kept in memory (shipped from there); resolves at its acknowledgement. */
+  private keepInMemory(t: Trace, record: Buffer): Promise<void> {
+    const seg = this.active;
+    const entry: Entry = { id: t.id, seg, offset: -1, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload: record.subarray(HEADER_BYTES), ready: true, memoryOnly: false, safe: undefined };
+    seg.live++;
+    this.cachedBytes += record.length;
+    this.index.set(t.id, entry);
+    this.counters.appendedTotal++;
+    this.failedAppends++;
+    this.trackHighWater();
+    const acked = new Promise<void>((resolve) => (entry.safe = resolve));
+    this.holdInMemory(entry);
+    this.boundMemoryOnly();
+    this.notifyReady();
+    return acked;
+  }
+
+  private holdInMemory(e: Entry): void {
+    e.memoryOnly = true;
+    e.ready = true;
+    this.memoryOnly.add(e);
+    this.memoryOnlyBytes += e.length;
+  }
+
+  /** Memory-only traces past `cacheBytes` are dropped, oldest first (a long disk-full spell with the control plane away must not grow the heap without bound). */
+  private boundMemoryOnly(): void {
+    if (this.memoryOnlyBytes <= this.cacheBytes) return;
+    for (const e of this.memoryOnly) {
+      if (this.memoryOnlyBytes <= this.cacheBytes) break;
+      this.forget(e.id, e);
+      this.maybeCompact(e.seg);
+      this.counters.droppedTotal++;
+      this.unloggedDrops++;
+    }
+    const now = performance.now();
+    if (now - this.lastDropLogAt >= DROP_LOG_MS) {
+      this.lastDropLogAt = now;
+      this.opts.log.error(
+        { dropped: this.unloggedDrops, droppedTotal: this.counters.droppedTotal, memoryOnlyBytes: this.memoryOnlyBytes, limitBytes: this.cacheBytes },
+        "TRACE SPOOL FULL IN MEMORY: the spool cannot write to disk and the control plane has not acknowledged the traces kept in memory; dropped the oldest",
+      );
+      this.unloggedDrops = 0;
+    }
+  }
+
+  /** Writing failed less than WRITE_RETRY_MS ago: false (keep in memory, try nothing); then replaces a broken active segment and lets the append write. */
+  private mayWriteAgain(): boolean {
+    const now = performance.now();
+    if (now < this.retryAt) return false;
+    if (this.active.broken) {
+      this.lastFailoverAt = now;
+      this.rotate();
+      if (this.active.broken) {
+        // no new file could be created: try again later
+        this.retryAt = now + WRITE_RETRY_MS;
+        return false;
+      }
+    }
+    this.retryPending = false;
+    return true;
+  }
+
+  private pauseWrites(at: number): void {
+    this.retryPending = true;
+    this.retryAt = at;
+  }
+
+  private writesRecovered(): void {
+    this.writeFailing = false;
+    this.opts.log.info({ keptInMemory: this.failedAppends, memoryOnly: this.memoryOnly.size }, "trace spool: writing again");
+    this.failedAppends = 0;
+  }
+
+  /** write(2) of a whole record at the segment's end; false (counted, logged) on failure. */
   private writeRecord(seg: Segment, record: Buffer): boolean {
-    if (seg.broken || seg.writeFd === undefined) return false;
+    if (seg.broken || seg.writeFd === undefined) {
+      this.pauseWrites(performance.now() + WRITE_RETRY_MS);
+      return false;
+    }
+    let off = 0;
     try {
-      let off = 0;
       while (off < record.length) off += writeSync(seg.writeFd, record, off, record.length - off);
       return true;
     } catch (e) {
-      this.segmentFailed(seg, e, 1, "write");
+      this.writeFailed(seg, e, off);
       return false;
     }
   }
 
-  /** A failed write or fsync: the segment takes no more records (a torn tail is quarantined at replay). */
-  private segmentFailed(seg: Segment, e: unknown, traces: number, op: "write" | "fsync"): void {
-    seg.broken = true;
+  /**
+   * A failed write: writes pause for WRITE_RETRY_MS. Out of space with nothing written, the file still
+   * ends at a record boundary and the next try uses it; otherwise (a torn record, another error) the
+   * segment takes no more records and the next try starts a new one (a torn tail is quarantined at replay).
+   */
+  private writeFailed(seg: Segment, e: unknown, written: number): void {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (written > 0 || (code !== "ENOSPC" && code !== "EDQUOT")) seg.broken = true;
     this.counters.writeErrors++;
-    this.opts.log.error({ err: String(e), segment: seg.seq, traces, op }, "trace spool: write failed; these traces are kept in memory and still shipped");
-    if (seg === this.active) this.rotate();
+    this.writeFailing = true;
+    this.lastError = String(e);
+    this.pauseWrites(performance.now() + WRITE_RETRY_MS);
+    this.opts.log.error(
+      { err: String(e), segment: seg.seq, op: "write", retryInMs: WRITE_RETRY_MS },
+      "trace spool: write failed; traces are kept in memory until the control plane acknowledges them (their answers wait for that, up to SPOOL_COMMIT_WAIT_MS)",
+    );
+  }
+
+  /** A failed fdatasync: nothing in the segment is trusted synced; it takes no more records (replaced at once, or a second after the previous replacement). */
+  private syncFailed(seg: Segment, e: unknown, traces: number): void {
+    seg.broken = true;
+    seg.syncFailed = true;
+    this.counters.writeErrors++;
+    this.syncFailing = true;
+    this.lastError = String(e);
+    if (seg === this.active && !this.retryPending) this.pauseWrites(this.lastFailoverAt + WRITE_RETRY_MS);
+    this.opts.log.error({ err: String(e), segment: seg.seq, traces, op: "fsync" }, "trace spool: fdatasync failed; these traces are kept in memory and still shipped");
   }
 
   private notifyReady(): void {
@@ -442,15 +579,14 @@ export class DurableSpool implements TraceQueue {
   /** One group commit: fdatasync of every segment written to since the previous one. */
   private async syncOnce(): Promise<void> {
     const batch = this.unsynced;
-    const waiters = this.syncWaiters;
     this.unsynced = [];
-    this.syncWaiters = [];
     this.lastSyncStartMs = performance.now();
     const segs = new Set<Segment>();
     for (const e of batch) segs.add(e.seg);
     const failed = new Set<Segment>();
     for (const seg of segs) {
-      if (seg.broken || seg.writeFd === undefined) {
+      // A segment broken by a failed write is still synced: the records written before it are whole.
+      if (seg.syncFailed || seg.writeFd === undefined) {
         failed.add(seg);
         continue;
       }
@@ -462,14 +598,26 @@ export class DurableSpool implements TraceQueue {
         }
       } catch (e) {
         failed.add(seg);
-        if (!seg.broken) this.segmentFailed(seg, e, batch.filter((x) => x.seg === seg).length, "fsync");
+        if (!seg.syncFailed) this.syncFailed(seg, e, batch.filter((x) => x.seg === seg).length);
       }
+    }
+    if (failed.size === 0 && this.syncFailing) {
+      this.syncFailing = false;
+      this.opts.log.info({}, "trace spool: fdatasync succeeds again");
     }
     for (const e of batch) {
       e.seg.unsynced--;
       e.ready = true;
-      if (failed.has(e.seg)) e.memoryOnly = true;
-      else if (e.payload && this.cachedBytes > this.cacheBytes) {
+      if (failed.has(e.seg)) {
+        // with "fsync", its append now resolves only at its acknowledgement
+        if (this.index.get(e.id) === e) this.holdInMemory(e);
+        continue;
+      }
+      if (e.safe !== undefined) {
+        e.safe();
+        e.safe = undefined;
+      }
+      if (e.payload && this.cachedBytes > this.cacheBytes) {
         e.payload = undefined;
         this.cachedBytes -= e.length;
       }
@@ -478,10 +626,10 @@ export class DurableSpool implements TraceQueue {
       this.closeIfSynced(seg);
       this.maybeCompact(seg);
     }
+    if (failed.size > 0) this.boundMemoryOnly();
     this.counters.commits++;
     // Segments sealed while they had unsynced records could not be dropped then: enforce the cap now.
     this.makeRoom(0);
-    for (const w of waiters) w();
     this.notifyReady();
   }
 
@@ -540,6 +688,10 @@ export class DurableSpool implements TraceQueue {
   private forget(id: string, e: Entry): void {
     this.index.delete(id);
     e.seg.live--;
+    if (e.memoryOnly) {
+      this.memoryOnly.delete(e);
+      this.memoryOnlyBytes -= e.length;
+    }
     if (e.payload) {
       e.payload = undefined;
       this.cachedBytes -= e.length;
@@ -624,9 +776,16 @@ export class DurableSpool implements TraceQueue {
       if (!e) continue;
       this.forget(id, e);
       this.counters.ackedTotal++;
+      if (e.safe !== undefined) {
+        // a trace the spool could not make safe is safe in the control plane: its answer may leave
+        e.safe();
+        e.safe = undefined;
+      }
       const list = bySeg.get(e.seg);
-      if (list) list.push(id);
-      else bySeg.set(e.seg, [id]);
+      // a trace never written has no record to acknowledge, but its segment may now be compactable
+      if (list) {
+        if (e.offset >= 0) list.push(id);
+      } else bySeg.set(e.seg, e.offset >= 0 ? [id] : []);
     }
     const writes: Promise<void>[] = [];
     for (const [seg, list] of bySeg) {
@@ -637,6 +796,7 @@ export class DurableSpool implements TraceQueue {
         if (!seg.deleted) this.removeSegment(seg);
         continue;
       }
+      if (list.length === 0) continue;
       const record = encodeRecord(Buffer.from(list.join("\n"), "utf8"));
       seg.ackChain = seg.ackChain
         .then(async () => {
@@ -669,6 +829,10 @@ export class DurableSpool implements TraceQueue {
       oldestAgeMs: oldest.done ? 0 : Math.max(0, Date.now() - oldest.value.ts),
       segments: this.segments.length,
       ...this.counters,
+      unwritable: this.writeFailing || this.syncFailing,
+      lastError: this.writeFailing || this.syncFailing ? this.lastError : "",
+      memoryOnly: this.memoryOnly.size,
+      memoryOnlyBytes: this.memoryOnlyBytes,
     };
   }
 
@@ -695,6 +859,7 @@ export class DurableSpool implements TraceQueue {
     if (this.closed) return;
     this.closed = true;
     await this.flush();
+    if (this.memoryOnly.size > 0) this.opts.log.error({ traces: this.memoryOnly.size }, "trace spool closed with traces that could not be written to disk and are not acknowledged: they are lost");
     const active = this.active;
     active.sealed = true;
     this.maybeCompact(active);
