@@ -1,6 +1,7 @@
 // Starts a sidecar: the governance state (persisted snapshot, then Sync), the durable trace spool and
 // its shipper, and the proxy server (/healthz, /readyz with sync and spool state, /metrics).
 import { createServer, type Server, type ServerResponse } from "node:http";
+import { chmodSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createHash, randomUUID } from "node:crypto";
 import { Agent as UndiciAgent } from "undici";
@@ -51,6 +52,10 @@ export function createSidecarLogger(level: string, logSensitive = false): Logger
 
 export async function startSidecar(config: SidecarConfig, log: Logger = createSidecarLogger(config.LOG_LEVEL, config.LOG_SENSITIVE)): Promise<Sidecar> {
   const dataDir = resolve(config.DATA_DIR, "sidecar");
+  // The sidecar's state (snapshot, spool of traces with prompts, redacted thinking) is its process's alone:
+  // 0700, also when an older version made it 0755 (DATA_DIR itself may be a platform-owned volume: left as is).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
   const snapshotPath = join(dataDir, "snapshot.bin");
   // A snapshot saved under another key (another tenant, or a key since revoked) is not ours to serve or resume.
   const loaded = loadSnapshot(snapshotPath);

@@ -71,12 +71,16 @@ test.serial("embedded Postgres, DATA_DIR and chdb/ left 0755 by an older version
   t.timeout(150_000);
   const dataDir = mkdtempSync(join(tmpdir(), "agentgov-modes-embedded-"));
   chmodSync(dataDir, 0o755);
-  for (const dir of [join(dataDir, "chdb"), join(dataDir, "chdb", "chdb")]) {
+  for (const dir of [join(dataDir, "chdb"), join(dataDir, "chdb", "chdb"), join(dataDir, "sidecar")]) {
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(dir, 0o755);
   }
   try {
     await whileStarted(baseEnv(dataDir), () => {
+      // The bundled sidecar's state: snapshot, the spool of traces (prompts included), its LOCK.
+      t.is(mode(join(dataDir, "sidecar")), 0o700, "sidecar/ (left 0755 by an older version)");
+      t.is(mode(join(dataDir, "sidecar", "spool")), 0o700, "sidecar/spool/");
+      t.is(mode(join(dataDir, "sidecar", "spool", "LOCK")), 0o600, "the spool's LOCK");
       t.is(mode(dataDir), asRoot ? 0o711 : 0o700, "DATA_DIR");
       t.is(mode(join(dataDir, "chdb")), 0o700, "chdb/");
       t.is(mode(join(dataDir, "chdb", "chdb")), 0o700, "chdb/chdb/ (the store's own directory)");

@@ -214,12 +214,12 @@ export class DurableSpool implements TraceQueue {
   }
 
   private lock(): void {
-    mkdirSync(this.opts.dir, { recursive: true });
+    mkdirSync(this.opts.dir, { recursive: true, mode: 0o700 });
     if (existsSync(this.lockPath)) {
       const pid = Number(readFileSync(this.lockPath, "utf8").trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) throw new SpoolLockedError(this.opts.dir, pid);
     }
-    writeFileSync(this.lockPath, `${process.pid}\n`);
+    writeFileSync(this.lockPath, `${process.pid}\n`, { mode: 0o600 });
   }
 
   private nextSeq(): number {
@@ -314,7 +314,7 @@ export class DurableSpool implements TraceQueue {
   }
 
   private quarantine(seq: number, bytes: Buffer, start: number, reason: string): void {
-    mkdirSync(this.quarantineDir, { recursive: true });
+    mkdirSync(this.quarantineDir, { recursive: true, mode: 0o700 });
     const file = join(this.quarantineDir, `${segName(seq)}.${start}-${start + bytes.length}.bad`);
     writeFileSync(file, bytes);
     this.counters.quarantinedBytes += bytes.length;
