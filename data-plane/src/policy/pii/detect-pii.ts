@@ -10,6 +10,8 @@ import { phoneRecognizer } from "./recognizers/phone.js";
 import { ssnRecognizer } from "./recognizers/ssn.js";
 import { usBankRoutingRecognizer } from "./recognizers/us-bank-routing.js";
 import { usPassportRecognizer } from "./recognizers/us-passport.js";
+import { isAscii } from "../is-ascii.js";
+import { asciiShadow } from "./ascii-shadow.js";
 import { findDigitRuns } from "./digit-runs.js";
 import { resolveOverlaps } from "./resolve-overlaps.js";
 import type { PiiFinding, PiiType, Recognizer } from "./types.js";
@@ -40,16 +42,20 @@ const RECOGNIZERS: readonly Recognizer[] = [
 /**
  * Finds PII in `text`. Offsets are UTF-16 code units, end exclusive; the result is sorted by
  * start and free of overlaps (higher score wins, then the longer span).
+ * Non-ASCII text is scanned as its ASCII shadow (ascii-shadow.ts: other spaces, dashes and digits in
+ * their ASCII form, same length), so `589‑31‑6325` or a card grouped with no-break spaces is found; the
+ * offsets are the same in `text`, where callers mask them. ASCII text is scanned as it is.
  */
 export function detectPii(text: string, opts?: DetectPiiOptions): PiiFinding[] {
   if (text.length === 0) return [];
   const types = opts?.types;
   const minScore = opts?.minScore ?? DEFAULT_PII_THRESHOLD;
+  const scanned = isAscii(text) ? text : asciiShadow(text);
   const raw: PiiFinding[] = [];
-  const digits = findDigitRuns(text); // one pass; most recognizers then look only near these runs
+  const digits = findDigitRuns(scanned); // one pass; most recognizers then look only near these runs
   for (const r of RECOGNIZERS) {
     if (types !== undefined && !types.includes(r.entityType)) continue;
-    r.scan(text, raw, digits);
+    r.scan(scanned, raw, digits);
   }
   let n = 0;
   for (let i = 0; i < raw.length; i++) {

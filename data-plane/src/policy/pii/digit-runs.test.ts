@@ -56,6 +56,9 @@ const SAMPLES = [
   "+1 415 555 0132", "(415) 555-0132", "+44 20 7946 0958", "020 7946 0958", "0049 30 901820",
   "03/14/1985", "14.03.1985", "1985-03-14", "C12345678", "123456789", "192.168.0.1",
   "born 03/14/1985", "DOB: 14 March 1985", "date of birth 1985-03-14", "born on Sept. 3, 1990", "passport C12345678", "passport no. 912345678",
+  // Dates of birth with 2-digit years (skipped without a 4-digit run unless a 2-digit run follows "/", "." or "-").
+  "DOB: 03/14/85", "dob 14.03.85", "born 3/4/85", "patient_dob: 14-Mar-85", "dateOfBirth 14/Mar/85", "DOB 19850314", "dob=1985-3-14T00:00:00Z",
+  "customer_ssn=536221234", "routing_number 021000021",
 ];
 
 function randomText(rng: Rng): string {

@@ -11,6 +11,8 @@ const MARGIN = 2;
  * Calls `onMatch` for every match of `target` (global) that starts at most CONTEXT_WINDOW
  * characters after the start of a match of `context` (global) and after its end.
  * `maxLen` bounds the length of a target match. Each text position is searched at most once.
+ * `accept`, when given, must also hold for a context match (word boundaries checked in code: see
+ * context-words.ts); a rejected one is searched again from its second character.
  */
 export function scanAfterContext(
   text: string,
@@ -18,12 +20,17 @@ export function scanAfterContext(
   target: RegExp,
   maxLen: number,
   onMatch: (m: RegExpExecArray, start: number) => void,
+  accept?: (text: string, start: number, end: number) => boolean,
 ): void {
   context.lastIndex = 0;
   let searchedTo = 0;
   let c: RegExpExecArray | null;
   while ((c = context.exec(text)) !== null) {
     const ctxEnd = c.index + c[0].length;
+    if (accept !== undefined && !accept(text, c.index, ctxEnd)) {
+      context.lastIndex = c.index + 1;
+      continue;
+    }
     const from = ctxEnd > searchedTo ? ctxEnd : searchedTo;
     const limit = c.index + CONTEXT_WINDOW;
     if (from > limit) continue;

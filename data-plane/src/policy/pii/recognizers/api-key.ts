@@ -5,6 +5,9 @@ import { containsAny } from "../../contains-any.js";
 import { scanAfterContext } from "../near-context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
+/** Up to four "Name: value" header lines of a legacy PEM, each after a line break (real or "\\n"-escaped). */
+const PEM_HEADERS = "(?:(?:\\s|\\\\[nr]){1,4}[A-Z][A-Za-z-]{1,30}: ?[^\\r\\n\\\\]{1,128}){0,4}";
+
 // One alternative per provider: [literal prefix, body]. Each alternative re-checks, right after its
 // prefix, that the prefix does not continue a longer token: a look-behind placed there keeps the
 // engine's fast literal-prefix scan and stops attempts that start inside a run ("sk-sk-sk-…").
@@ -25,7 +28,9 @@ const KEY_ALTERNATIVES: readonly [string, string][] = [
   // PEM, also unterminated at the end of the text (its END line missing or only begun): a key cut by
   // max_tokens, or still arriving in a stream (the stream governor holds a finding that touches the end
   // until it is complete). The partial END line starts with "-", which the body never holds: no backtracking.
-  ["-----BEGIN ", "[A-Z ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s]{0,8192}(?:-----END [A-Z ]{0,24}PRIVATE KEY-----|-[-A-Z ]{0,40}$|$)"],
+  // The body may hold "\\n"/"\\r" escapes (a key inside JSON: GCP service-account files), and legacy
+  // encrypted keys start with RFC 1421 header lines ("Proc-Type: 4,ENCRYPTED", "DEK-Info: …").
+  ["-----BEGIN ", `[A-Z ]{0,24}PRIVATE KEY-----${PEM_HEADERS}[A-Za-z0-9+/=\\s\\\\]{0,8192}(?:-----END [A-Z ]{0,24}PRIVATE KEY-----|-[-A-Z ]{0,40}$|$)`],
 ];
 const KEY_RE = new RegExp(
   "(?:" + KEY_ALTERNATIVES.map(([prefix, body]) => `${prefix}(?<![A-Za-z0-9_-]${prefix})${body}`).join("|") + ")(?![A-Za-z0-9_-])",

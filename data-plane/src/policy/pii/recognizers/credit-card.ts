@@ -7,10 +7,13 @@ import type { PiiFinding, Recognizer } from "../types.js";
 
 // Grouped 4-4-4-4(-3), grouped 4-6-4/5 (Amex, Diners), or contiguous 13–19 digits; groups separated by
 // spaces, hyphens or dots ("4111.1111.1111.1111"), the same separator throughout.
-// The look-behinds keep us from starting inside a longer digit run ("1234 4111 …").
+// The look-behinds keep us from starting inside a longer digit run ("1234 4111 …"). After the number,
+// only a group that continues its grouping cancels it (the same separator and 3 or more digits: a longer
+// number, "4111 1111 1111 1111 2222"), or a decimal part (".5"): the expiry and CVV that follow a card
+// ("4111 1111 1111 1111 12/27 123", "4111111111111111 0527 123") do not.
 const CARD_RE =
-  /(?<![\w-])(?<!\d[ .-])(?:\d{4}([ .-])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ .-])\d{6}\2\d{4,5}|\d{13,19})(?![\w-])(?![ .-]\d)/g;
-/** Every match has a run of 4 digits and is at most 4-4-4-4-3 with separators long. */
+  /(?<![\w-])(?<!\d[ .-])(?:\d{4}([ .-])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?(?!\1\d{3})|\d{4}([ .-])\d{6}\2\d{4,5}(?!\2\d{3})|\d{13,19})(?![\w-]|\.\d)/g;
+/** Every match has a run of 4 digits and is at most 4-4-4-4-3 with separators long; look-aheads reach 4 characters past it. */
 export const cardDigitScan: DigitScan = { re: CARD_RE, minRun: 4, maxLen: 23 };
 const CONTEXT_RE = /\b(?:credit|debit|card|cards|visa|master ?card|amex|american express|discover|jcb|diners|maestro|cc|ccn|pan|unionpay)\b/i;
 const NON_DIGIT_RE = /[ .-]/g;
@@ -40,15 +43,23 @@ export function plausibleIssuer(d: string): boolean {
   }
 }
 
+function valid(digits: string): boolean {
+  return plausibleIssuer(digits) && luhnValid(digits) && !/^(\d)\1+$/.test(digits);
+}
+
 export const creditCardRecognizer: Recognizer = {
   entityType: "credit_card",
   scan(text: string, out: PiiFinding[], runs: DigitRuns | null): void {
     scanNearDigitRuns(text, cardDigitScan, runs, (m, start) => {
-      const raw = m[0];
+      let raw = m[0];
       const grouped = m[1] !== undefined || m[2] !== undefined;
-      const digits = grouped ? raw.replace(NON_DIGIT_RE, "") : raw;
-      if (!plausibleIssuer(digits) || !luhnValid(digits)) return;
-      if (/^(\d)\1+$/.test(digits)) return;
+      let digits = grouped ? raw.replace(NON_DIGIT_RE, "") : raw;
+      if (!valid(digits) && m[1] !== undefined && digits.length === 19) {
+        // 4-4-4-4 and a 3-digit group: a 16-digit card and its CVV ("4111 1111 1111 1111 123").
+        raw = raw.slice(0, 19);
+        digits = digits.slice(0, 16);
+      }
+      if (!valid(digits)) return;
       // Grouped card-shaped numbers are strong; a bare digit run passing Luhn is weaker.
       const base = grouped ? 0.9 : 0.6;
       out.push({ entityType: "credit_card", start, end: start + raw.length, score: boostWithContext(text, start, base, CONTEXT_RE) });

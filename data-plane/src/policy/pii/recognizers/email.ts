@@ -8,7 +8,8 @@ import type { PiiFinding, Recognizer } from "../types.js";
 // at the start of the local part found by walking back from an "@".
 // Local parts and domain labels may hold any letter (internationalized addresses, RFC 6531, and IDN
 // domains): an ASCII-only local part cut "müller@example.de" to "mü[REDACTED:email]".
-const EMAIL_RE = /[\p{L}\p{M}\p{N}._%+-]{1,64}@((?:[\p{L}\p{M}\p{N}-]{1,63}\.){1,8})([A-Za-z]{2,24})(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}]|:[\w/~])/uy;
+// The TLD: letters (IDN TLDs such as "рф" too) or punycode "xn--…", checked against the root zone (tlds.ts).
+const EMAIL_RE = /[\p{L}\p{M}\p{N}._%+'&-]{1,64}@((?:[\p{L}\p{M}\p{N}-]{1,63}\.){1,8})((?:[Xx][Nn]--[A-Za-z0-9-]{1,59})|[\p{L}\p{M}]{2,63})(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}]|:[\w/~])/uy;
 const NON_ASCII_WORD_CHAR = /[\p{L}\p{M}\p{N}]/u;
 const CONTEXT_RE = /\b(?:e-?mail|mail|contact|address|courriel|correo)\b/i;
 const MAX_LOCAL = 64;
@@ -17,8 +18,16 @@ function isLocalChar(c: number): boolean {
   if (c >= 0x80) return c < 0xd800 || c > 0xdfff ? NON_ASCII_WORD_CHAR.test(String.fromCharCode(c)) : false;
   return (
     (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ||
-    c === 46 /* . */ || c === 95 /* _ */ || c === 37 /* % */ || c === 43 /* + */ || c === 45 /* - */
+    c === 46 /* . */ || c === 95 /* _ */ || c === 37 /* % */ || c === 43 /* + */ || c === 45 /* - */ ||
+    // RFC 5322 specials seen in real addresses: "o'brien@…", "sales&marketing@…" (cut before, the
+    // redaction left "o'" / "sales&" visible).
+    c === 39 /* ' */ || c === 38 /* & */
   );
+}
+
+/** A local part does not start with "'" or "&": "'jane@example.com'" quotes the address. */
+function isLeadingPunct(c: number): boolean {
+  return c === 39 /* ' */ || c === 38 /* & */;
 }
 
 export const emailRecognizer: Recognizer = {
@@ -30,6 +39,7 @@ export const emailRecognizer: Recognizer = {
       let start = at;
       while (start > minStart && at - start < MAX_LOCAL + 1 && isLocalChar(text.charCodeAt(start - 1))) start--;
       const runTooLong = start > 0 && isLocalChar(text.charCodeAt(start - 1));
+      while (start < at && isLeadingPunct(text.charCodeAt(start))) start++;
       let nextFrom = at + 1;
       if (start < at && !runTooLong) {
         EMAIL_RE.lastIndex = start;

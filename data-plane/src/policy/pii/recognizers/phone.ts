@@ -4,16 +4,23 @@
 import { isValidPhoneNumber } from "libphonenumber-js/max";
 import type { CountryCode } from "libphonenumber-js/max";
 import { boostWithContext, hasContextBefore } from "../context.js";
+import { contextWordsRe } from "../context-words.js";
 import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
 // A run of digits and phone punctuation that starts with "+", "(" or a digit and ends with a digit,
-// not glued to other digit groups ("ZZ84 0320 8119 …", "… 0132 2024").
-const PHONE_RE = /(?<![\w+.\-/:])(?<!\d[ -])\+?\(?\d[\d ().-]{4,19}\d{2}(?![\w]|[.\-/:]\d|[ -]\d{2})/g;
-/** Every candidate ends in two digits and is at most "+(" + 21 digits and punctuation long. */
+// not glued to other digit groups ("ZZ84 0320 8119 …", "… 0132 2024"). A group of two digits that is
+// the start of a "24/7" or a time ("24/", "14:") is not a group of the number. It may follow a ":"
+// ("tel:+14155550132" in a link, "Phone:+1…"): a time's or an address's groups are too short to be a
+// candidate.
+const PHONE_RE = /(?<![\w+.\-/])(?<!\d[ -])\+?\(?\d[\d ().-]{4,19}\d{2}(?![\w]|[.\-/:]\d|[ -]\d{2}(?![/:]))/g;
+/** Every candidate ends in two digits and is at most "+(" + 21 digits and punctuation long; look-arounds reach 4 characters past it. */
 export const phoneDigitScan: DigitScan = { re: PHONE_RE, minRun: 2, maxLen: 24 };
-const CONTEXT_RE =
-  /\b(?:phone|tel|telephone|mobile|cell|cellphone|call|fax|whatsapp|sms|text me|reach me|ring|handy|telefon|téléphone|portable|teléfono|telefono|móvil|cellulare|contact)\b/i;
+/** Also as identifiers: "phone_number", "mobilePhone", "PHONE_NUMBER" (context-words.ts). */
+const CONTEXT_RE = contextWordsRe([
+  "phone", "tel", "telephone", "mobile", "cell", "cellphone", "call", "fax", "whatsapp", "sms", "text me", "reach me", "ring",
+  "handy", "telefon", "téléphone", "portable", "teléfono", "telefono", "móvil", "cellulare", "contact",
+]);
 
 const DATE_SHAPE_RE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})(?:\D|$)/;
 const DOTTED_QUAD_RE = /^\d{1,3}(?:\.\d{1,3}){3}$/;
@@ -72,8 +79,10 @@ function countDigits(s: string): number {
 export function phoneCandidateScore(candidate: string, contextPresent: () => boolean = () => true): number {
   const digits = countDigits(candidate);
   if (digits < 7 || digits > 15) return 0;
-  if (DATE_SHAPE_RE.test(candidate) || DOTTED_QUAD_RE.test(candidate)) return 0;
   const first = candidate.charCodeAt(0);
+  const international = first === 43 /* + */ || candidate.startsWith("00");
+  // "0033 6 12 34 56 78" starts like "2024 6 12": an international prefix is no date.
+  if ((!international && DATE_SHAPE_RE.test(candidate)) || DOTTED_QUAD_RE.test(candidate)) return 0;
   if (first === 43 /* + */) return digits >= 8 && cachedValid(candidate, undefined) ? 0.9 : 0;
   if (candidate.startsWith("00")) return digits >= 10 && cachedValid("+" + candidate.slice(2), undefined) ? 0.75 : 0;
   if (CONTIGUOUS_RE.test(candidate)) {

@@ -1,6 +1,7 @@
 // US Social Security Numbers: 3-2-4 digits with one consistent delimiter, Presidio's invalid ranges.
 
 import { boostWithContext } from "../context.js";
+import { contextWordsRe } from "../context-words.js";
 import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs.js";
 import { ssnPlausible } from "../ssn-check.js";
 import type { PiiFinding, Recognizer } from "../types.js";
@@ -8,7 +9,8 @@ import type { PiiFinding, Recognizer } from "../types.js";
 const SSN_RE = /(?<![\w.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\w-]|\.\d)/g;
 /** Every match ends in 4 digits and is at most 3-2-4 digits with two delimiters long. */
 export const ssnDigitScan: DigitScan = { re: SSN_RE, minRun: 4, maxLen: 11 };
-const CONTEXT_RE = /\b(?:social|security|ssn|ssns|ss#|ssid|sozialversicherung)/i;
+/** Also as identifiers: "customer_ssn", "socialSecurityNumber" (context-words.ts); a prefix match, as `\bssn` was. */
+const CONTEXT_RE = contextWordsRe(["social", "security", "ssn", "ssns", "ss#", "ssid", "sozialversicherung"], { openEnd: true });
 
 export const ssnRecognizer: Recognizer = {
   entityType: "ssn",

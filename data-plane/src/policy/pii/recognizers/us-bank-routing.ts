@@ -2,13 +2,15 @@
 
 import { abaValid } from "../aba.js";
 import { boostWithContext } from "../context.js";
+import { contextWordsRe } from "../context-words.js";
 import { scanNearDigitRuns, type DigitRuns, type DigitScan } from "../digit-runs.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 
 const ROUTING_RE = /(?<![\w.-])\d{9}(?![\w-]|\.\d)/g;
 /** Nine digits, nothing else. */
 export const routingDigitScan: DigitScan = { re: ROUTING_RE, minRun: 9, maxLen: 9 };
-const CONTEXT_RE = /\b(?:routing|aba|rtn|transit|bank|wire|ach|bankleitzahl)\b/i;
+/** Also as identifiers: "routing_number", "routingNumber", "bank_routing" (context-words.ts). */
+const CONTEXT_RE = contextWordsRe(["routing", "aba", "rtn", "transit", "bank", "wire", "ach", "bankleitzahl"]);
 
 export const usBankRoutingRecognizer: Recognizer = {
   entityType: "us_bank_routing",
