@@ -6,6 +6,7 @@
 import test from "ava";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { PiiDetectionSchema, SpanSchema, ToolCallSchema, TraceSchema, type Trace } from "@agentgov/proto";
+import { budgetCharge } from "@agentgov/data-plane/budget-charge";
 import { TraceStoreError } from "./errors.js";
 import { fuzzStrings, HOSTILE_STRINGS } from "./hostile-strings.js";
 import type { EngineRow } from "./engine.js";
@@ -70,9 +71,15 @@ test("facts are the trace's own fields", (t) => {
     timestampMs: NOW,
     keyId: full.keyId,
     costUsd: full.costUsd,
+    budgetCharge: budgetCharge(full),
     toolNames: full.toolCalls.map((c) => c.name),
   });
   t.deepEqual(nonFinite, []);
+  // A priced trace is charged its cost; an unpriced one its tokens at the provider's ceiling.
+  t.is(transcodeTrace(toBinary(TraceSchema, create(TraceSchema, { ...full, priceMissing: false })), 7).facts.budgetCharge, full.costUsd);
+  const unpriced = create(TraceSchema, { ...full, priceMissing: true, provider: "openai", costUsd: 0, inputTokens: 1000, outputTokens: 10 });
+  t.is(transcodeTrace(toBinary(TraceSchema, unpriced), 7).facts.budgetCharge, budgetCharge(unpriced));
+  t.true(budgetCharge(unpriced) > 0);
 });
 
 test("bytes that are not a Trace, or a trace the store cannot hold, are refused with invalid_argument", (t) => {
