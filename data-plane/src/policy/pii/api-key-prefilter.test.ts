@@ -22,6 +22,9 @@ const KEYS: readonly string[] = [
   "sk-svcacct-" + body(30) + "7a",
   "sk-admin-" + body(30) + "7a",
   "AIza" + body(35),
+  "xai-" + body(80),
+  "gsk_" + body(52),
+  "https://hooks.slack.com/services/T" + body(8, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") + "/B" + body(8, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") + "/" + body(24),
   ...["sk_live_", "rk_live_", "sk_test_", "rk_test_"].map((p) => p + "51" + body(22)),
   "glpat-" + body(20),
   "hf_" + body(34),
@@ -53,7 +56,7 @@ test("prose without underscores, hyphens or the rare prefixes is skipped", (t) =
 test("on random key-like text the prefilter never says no where KEY_RE matches", (t) => {
   const pieces = [
     "sk", "-", "_", "ant", "xox", "b", "gh", "p", "AKIA", "AI", "za", "SG", ".", "ey", "J", "hf", "npm", "glpat", "-----BEGIN ", " ", "k", "live", "test", "r",
-    "sk-", "sk-ant-", "xoxb-", "ghp_", "github_pat_", "AIza", "SG.", "eyJ", "hf_", "npm_", "glpat-", "sk_live_", "rk_test_", "ASIA", "-----BEGIN RSA PRIVATE KEY-----",
+    "sk-", "sk-ant-", "xai-", "gsk_", "https://hooks.slack.com/services/T", "/B", "xoxb-", "ghp_", "github_pat_", "AIza", "SG.", "eyJ", "hf_", "npm_", "glpat-", "sk_live_", "rk_test_", "ASIA", "-----BEGIN RSA PRIVATE KEY-----",
   ];
   let matched = 0;
   for (let i = 0; i < 20000; i++) {

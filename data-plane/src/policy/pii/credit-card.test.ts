@@ -110,3 +110,16 @@ test("digit-run windows report what a full scan reports for cards with expiry, C
   }
   t.true(seen > 300, `matches (${seen})`);
 });
+
+test("13-digit Visa grouped 4-3-3-3 and 12-digit Maestro (with a card word) are cards", (t) => {
+  const visa13 = card("4715", 13, 31);
+  const v = group(visa13, [4, 3, 3, 3], " ");
+  t.deepEqual(cards(`card number: ${v}`), [v]);
+  t.deepEqual(cards(`Card: ${v} 12/27 123`), [v]);
+  t.deepEqual(cards(`card: ${group(visa13, [4, 3, 3, 3], "-")}`), [group(visa13, [4, 3, 3, 3], "-")]);
+  t.deepEqual(cards(`ref ${v} 456`), [], "a further group continues the number");
+  const maestro = card("6759", 12, 32);
+  t.deepEqual(cards(`card number: ${maestro}`), [maestro]);
+  t.deepEqual(cards(`{"card_number": "${group(maestro, [4, 4, 4], " ")}"}`), [group(maestro, [4, 4, 4], " ")]);
+  t.deepEqual(cards(`UPC ${maestro}, model ${group(maestro, [4, 4, 4], "-")}`), [], "12 digits need a card word");
+});

@@ -161,3 +161,18 @@ test("context boost raises scores", (t) => {
   t.true(plain.score > bare.score);
   t.deepEqual(detectPii(""), []);
 });
+
+test("bare and spaced SSNs take a context word right after them too", (t) => {
+  const ssn = (text: string) => detectPii(text).filter((f) => f.entityType === "ssn").map((f) => text.slice(f.start, f.end));
+  t.deepEqual(ssn("589316325 is my social security number"), ["589316325"]);
+  t.deepEqual(ssn("589 31 6325 (SSN)"), ["589 31 6325"]);
+  t.deepEqual(ssn("589316325 was the order number; the form asked for an SSN"), [], "a context word far after it does not count");
+});
+
+test("routing numbers written with dashes are checked as nine digits", (t) => {
+  const routing = (text: string) => detectPii(text).filter((f) => f.entityType === "us_bank_routing").map((f) => text.slice(f.start, f.end));
+  t.deepEqual(routing("Routing: 0210-0002-1"), ["0210-0002-1"]);
+  t.deepEqual(routing("ABA routing number 021-000-021"), ["021-000-021"]);
+  t.deepEqual(routing("Routing: 0210-0002-2"), [], "checksum");
+  t.deepEqual(routing("Ticket 021-000-021 was escalated"), [], "needs a context word");
+});

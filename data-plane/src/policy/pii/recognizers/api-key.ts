@@ -1,9 +1,11 @@
-// Secrets with well-known shapes: cloud, VCS, chat, LLM-provider and payment API keys, JWTs, PEM private keys.
+// Secrets with well-known shapes: cloud, VCS, chat, LLM-provider and payment API keys, JWTs, PEM private keys;
+// secrets without a prefix where only a secret goes (generic-secret.ts).
 
 import { boostWithContext, CONTEXT_BOOST } from "../context.js";
 import { containsAny } from "../../contains-any.js";
 import { scanAfterContext } from "../near-context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
+import { scanGenericSecrets } from "./generic-secret.js";
 
 /** Up to four "Name: value" header lines of a legacy PEM, each after a line break (real or "\\n"-escaped). */
 const PEM_HEADERS = "(?:(?:\\s|\\\\[nr]){1,4}[A-Z][A-Za-z-]{1,30}: ?[^\\r\\n\\\\]{1,128}){0,4}";
@@ -18,6 +20,9 @@ const KEY_ALTERNATIVES: readonly [string, string][] = [
   ["xox[abposr]-", "[A-Za-z0-9-]{10,250}"], // Slack tokens
   ["sk-ant-", "[A-Za-z0-9_-]{32,250}"], // Anthropic
   ["sk-", "(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}"], // OpenAI
+  ["xai-", "[A-Za-z0-9]{32,128}"], // xAI
+  ["gsk_", "[A-Za-z0-9]{40,64}"], // Groq
+  ["https://hooks\\.slack\\.com/services/", "T[A-Z0-9]{8,12}/B[A-Z0-9]{8,12}/[A-Za-z0-9]{24}"], // Slack incoming webhook
   ["AIza", "[0-9A-Za-z_-]{35}"], // Google API key
   ["[sr]k_(?:live|test)_", "[0-9A-Za-z]{16,247}"], // Stripe secret / restricted
   ["glpat-", "[0-9A-Za-z_-]{20,64}"], // GitLab PAT
@@ -43,18 +48,20 @@ const KEY_RE = new RegExp(
  * literal whose first character is rare (or absent) costs well under 1 µs, so prose without "_",
  * "-" or the rare prefixes skips KEY_RE entirely (api-key.test.ts checks every prefix form).
  */
-export function mayHoldPrefixedKey(text: string): boolean {
+export function mayHoldPrefixedKey(text: string, hasColon = text.includes(":")): boolean {
   return (
     containsAny(text, ALWAYS_THERE) ||
     (text.includes("J") && text.includes("eyJ")) ||
-    (text.includes("-") && containsAny(text, AFTER_HYPHEN))
+    (text.includes("-") && containsAny(text, AFTER_HYPHEN)) ||
+    (hasColon && text.includes("/services/"))
   );
 }
 
-/** gh?_, github_pat_, [sr]k_live_/test_, hf_, npm_ (all "_"), the AWS and Google prefixes, SendGrid. */
+/** gh?_, github_pat_, gsk_, [sr]k_live_/test_, hf_, npm_ (all "_"), the AWS and Google prefixes, SendGrid. */
 const ALWAYS_THERE = ["_", "AKIA", "ASIA", "ABIA", "ACCA", "AIza", "SG."];
-/** sk- / sk-ant-, xox?-, glpat-, PEM: each holds "-", checked first because it is rarer in prose. */
-const AFTER_HYPHEN = ["k-", "xox", "pat-", "-----BEGIN "];
+/** sk- / sk-ant-, xai-, xox?-, glpat-, PEM: each holds "-", checked first because it is rarer in prose. */
+const AFTER_HYPHEN = ["k-", "xai-", "xox", "pat-", "-----BEGIN "];
+// The Slack webhook URL holds ":" and "/services/"; the ":" test is shared with the generic rule's scan.
 
 /** Every KEY_RE match in `text`, prefilter or not (for tests). */
 export function prefixedKeyMatches(text: string): string[] {
@@ -94,7 +101,8 @@ function keyScore(raw: string): number {
 export const apiKeyRecognizer: Recognizer = {
   entityType: "api_key",
   scan(text: string, out: PiiFinding[]): void {
-    if (mayHoldPrefixedKey(text)) {
+    const hasColon = text.includes(":");
+    if (mayHoldPrefixedKey(text, hasColon)) {
       KEY_RE.lastIndex = 0;
       let m: RegExpExecArray | null;
       while ((m = KEY_RE.exec(text)) !== null) {
@@ -109,5 +117,6 @@ export const apiKeyRecognizer: Recognizer = {
       if (!HAS_DIGIT.test(raw) || !HAS_UPPER.test(raw) || !HAS_LOWER.test(raw)) return;
       out.push({ entityType: "api_key", start, end: start + 40, score: AWS_SECRET_SCORE });
     });
+    scanGenericSecrets(text, out, hasColon);
   },
 };

@@ -18,9 +18,11 @@ export const ssnRecognizer: Recognizer = {
     scanNearDigitRuns(text, ssnDigitScan, runs, (m, start) => {
       if (!ssnPlausible(m[1]!, m[3]!, m[4]!)) return;
       const sep = m[2];
-      // Dashed 3-2-4 is the SSN shape; spaces/dots or no delimiter need a context word.
+      // Dashed 3-2-4 is the SSN shape; spaces/dots or no delimiter need a context word, before the
+      // number or right after it ("589316325 is my social security number").
       const base = sep === "-" ? 0.6 : sep === "" ? 0.05 : 0.3;
-      out.push({ entityType: "ssn", start, end: start + m[0].length, score: boostWithContext(text, start, base, CONTEXT_RE) });
+      const end = start + m[0].length;
+      out.push({ entityType: "ssn", start, end, score: boostWithContext(text, start, base, CONTEXT_RE, sep === "-" ? undefined : end) });
     });
   },
 };
