@@ -108,6 +108,16 @@ test("strict validation: a 400 bad_request naming the field", async (t) => {
   t.deepEqual((await policy({ action: "log", conditions: { models: [] } })).conditions, { direction: "inbound", models: [] }, "an empty models list stays allowed");
 });
 
+test("costly regexes: a 400 bad_request naming the repetition or program-size limit", async (t) => {
+  for (const [regex, limit] of [["[^\\n]{1000}%", "exceeds the limit of 100"], ["[a-z]{10,1000}q", "exceeds the limit of 100"], [".".repeat(300), "the limit is 250"]] as const) {
+    const r = await stack.api.post<ErrA>("/v1/policies", { name: "costly", action: "block", conditions: { regex } });
+    t.is(r.status, 400, regex);
+    t.is(r.body.error.code, "bad_request");
+    t.true(r.body.error.message.includes("conditions.regex") && r.body.error.message.includes(limit), r.body.error.message);
+  }
+  t.is((await stack.api.post("/v1/policies", { name: "bounded", action: "log", conditions: { regex: "sk-[A-Za-z0-9]{48}" } })).status, 201);
+});
+
 test("the OpenAPI document asks for at least one pii_type and keyword", async (t) => {
   const doc = (await (await fetch(`${stack.cp.restUrl}/openapi.json`)).json()) as { components: { schemas: Record<string, { properties: Record<string, { minItems?: number }> }> } };
   const conditions = doc.components.schemas.PolicyConditions!.properties;

@@ -1,6 +1,6 @@
 // Which policy regexes the control plane accepts (docs/decisions.md 5): RE2 syntax, backtracking-safe subset.
 import test from "ava";
-import { regexSafetyProblem } from "./regex-safety.js";
+import { MAX_PROGRAM_SIZE, MAX_REPEAT, regexSafetyProblem } from "./regex-safety.js";
 
 test("accepts the patterns policies are made of", (t) => {
   for (const p of [
@@ -14,6 +14,12 @@ test("accepts the patterns policies are made of", (t) => {
     "(\\p{Lu})+",
     "\\x{1F600}+",
     "x{2,5}",
+    "sk-[A-Za-z0-9]{48}",
+    "[a-z]{1,100}q",
+    "[a-z0-9]{100}x",
+    "\\{1000\\}",
+    "[{1000}]",
+    "\\b(?:alpha|beta|gamma|delta|epsilon|zeta|eta|theta|iota|kappa|lambda|omicron)\\b",
   ]) t.is(regexSafetyProblem(p), undefined, p);
 });
 
@@ -33,4 +39,17 @@ test("refuses what makes a backtracking engine exponential, and what does not co
     ["x".repeat(1001), /longer than 1000/],
   ];
   for (const [p, why] of cases) t.regex(regexSafetyProblem(p) ?? "accepted", why, p);
+});
+
+// re2js is linear in the text, but its cost per character grows with the NFA states alive at once:
+// `[^\n]{1000}%` took 1.7 s per 100 KB of base64, `[a-z]{10,1000}q` 3.1 s per 100 KB of "a".
+test("refuses counted repetitions above the limit and programs above the size limit, naming the limit", (t) => {
+  t.is(MAX_REPEAT, 100);
+  for (const p of ["[^\\n]{1000}%", "[a-z]{10,1000}q", "[a-z0-9]{200}x", "\\w{101}", "x{101,}", "x{2,101}", "(?:ab){101}"]) {
+    t.regex(regexSafetyProblem(p) ?? "accepted", new RegExp(`\\{[\\d,]+\\} exceeds the limit of ${MAX_REPEAT}`), p);
+  }
+  // Within every per-repetition bound, but too large a program in total (written out or chained).
+  for (const p of [".".repeat(300) + "%", "[a-z]{100}[a-z]{100}[a-z]{100}q", "a?".repeat(200) + "q"]) {
+    t.regex(regexSafetyProblem(p) ?? "accepted", new RegExp(`the limit is ${MAX_PROGRAM_SIZE}`), p);
+  }
 });
