@@ -8,12 +8,13 @@
 // Versions strictly increase from one delta to the next.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { HeartbeatSchema, WatchResponseSchema, type Delta, type WatchRequest, type WatchResponse } from "@agentgov/proto";
+import { HeartbeatSchema, WatchResponseSchema, type Delta, type Snapshot, type WatchRequest, type WatchResponse } from "@agentgov/proto";
 import type { ChangeRow } from "../stores/postgres/sync-changes.js";
 import type { Db } from "../stores/postgres/db.js";
 import type { StreamTracker, SyncHub } from "../sync/hub.js";
 import { buildDelta, buildSnapshot } from "../sync/snapshot.js";
 import { SettledVersion } from "../sync/settled-version.js";
+import { SnapshotCache } from "../sync/snapshot-cache.js";
 import { CHANGES_PAGE, canResume, changesBetween } from "../sync/change-window.js";
 import { authenticateSidecar } from "./auth.js";
 
@@ -27,8 +28,19 @@ const heartbeat = (version: number): WatchResponse =>
     kind: { case: "heartbeat", value: create(HeartbeatSchema, { serverTimeMs: BigInt(Date.now()) }) },
   });
 
-export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: number, writers: number) => void) {
-  const settled = new SettledVersion(db, onSlowSettle);
+export interface SyncOptions {
+  onSlowSettle?: (waitedMs: number, writers: number) => void;
+  /** Test seam: builds a tenant's snapshot (default: buildSnapshot on db). */
+  buildSnapshot?: (tenantId: string) => Promise<Snapshot>;
+  /** Test seam: receives the snapshot cache (its `builds` counts the snapshots built). */
+  onSnapshotCache?: (cache: SnapshotCache) => void;
+}
+
+export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
+  const settled = new SettledVersion(db, opts.onSlowSettle);
+  // Streams needing a snapshot share one build per tenant, at most MAX_BUILDS at once (sync/snapshot-cache.ts).
+  const snapshots = new SnapshotCache(opts.buildSnapshot ?? ((tenantId) => buildSnapshot(db, tenantId)));
+  opts.onSnapshotCache?.(snapshots);
   // The streams of one tenant wake together for the same window of changes: they share one read of the
   // change log and one delta (50 sidecars cost 2 queries, not 100), which keeps revocation fast.
   const windows = new Map<string, Promise<{ changes: ChangeRow[]; delta: Delta | undefined }>>();
@@ -71,9 +83,10 @@ export function syncHandlers(db: Db, hub: SyncHub, onSlowSettle?: (waitedMs: num
       version = from;
       yield heartbeat(version);
     } else {
-      version = upTo;
-      const snapshot = await buildSnapshot(db, tenantId);
-      yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "snapshot", value: snapshot } });
+      // A shared snapshot may carry a version below upTo: the loop below then sends the deltas after it.
+      const shared = await snapshots.get(tenantId, upTo);
+      version = shared.version;
+      yield shared.message;
     }
     tracker.sent(version);
     let lastSent = Date.now();

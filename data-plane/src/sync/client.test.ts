@@ -155,3 +155,42 @@ test("a stream that stays silent past the stall limit is dropped and reopened", 
   t.is(peer.requests[1]!.resumeFromVersion, 5n);
   t.true(h.client.stats().reconnects >= 1);
 });
+
+test("a stream waiting for its first message (a slow snapshot) is not dropped at the stall limit", async (t) => {
+  // The control plane takes 4 × the stall limit to build the snapshot, then heartbeats as usual.
+  const peer = await syncPeer(async function* (_req, ctx) {
+    await new Promise((r) => setTimeout(r, 1200));
+    yield snapshot(7n);
+    await idle(ctx);
+  });
+  const h = harness(peer.url, EMPTY_STATE, 300);
+  t.teardown(async () => {
+    await h.client.stop();
+    await peer.close();
+    h.cleanup();
+  });
+  h.client.start();
+  await until(() => h.client.stats().snapshots === 1);
+  t.is(peer.requests.length, 1, "one stream, not a reconnect per stall limit");
+  t.is(h.client.stats().reconnects, 0);
+  // Once the first message came, the stall limit applies again.
+  await until(() => peer.requests.length >= 2);
+});
+
+test("the first-message wait has its own limit", async (t) => {
+  const peer = await syncPeer(async function* (_req, ctx) {
+    await idle(ctx); // never answers
+    yield* [];
+  });
+  const dir = mkdtempSync(join(tmpdir(), "agentgov-sync-client-"));
+  const client = new SyncClient(createGrpcTransport({ baseUrl: peer.url }), "svc_ingest_test", EMPTY_STATE, join(dir, "snapshot.bin"), { onState: () => undefined, onConnected: () => undefined, onError: () => undefined }, "sc_test", { stallMs: 100, firstMessageMs: 400 });
+  t.teardown(async () => {
+    await client.stop();
+    await peer.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  client.start();
+  const t0 = Date.now();
+  await until(() => peer.requests.length >= 2);
+  t.true(Date.now() - t0 >= 350, "not dropped at the stall limit");
+});

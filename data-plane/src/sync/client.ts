@@ -3,7 +3,10 @@
 // reconnects with jittered backoff and resumes from its version (the server answers a resume with deltas
 // only, or with a snapshot when it no longer holds the changes). A dead connection is noticed by HTTP/2
 // PINGs on the transport (10 s interval, 5 s timeout) and, as a backstop, by a stream that stays silent
-// for STALL_MS although the server sends a heartbeat every 10 s.
+// for STALL_MS although the server sends a heartbeat every 10 s — once it has sent its first message: the
+// first one (a snapshot, which a busy control plane may take minutes to build for a large tenant, or a
+// resume's heartbeat) may take FIRST_MESSAGE_MS (a 30 s limit made a fleet reconnect forever while the
+// snapshots it asked for took longer; audit, session 17). The PINGs still notice a dead connection meanwhile.
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { SyncService, WatchRequestSchema, type Delta } from "@agentgov/proto";
@@ -12,6 +15,8 @@ import { SnapshotWriter } from "./snapshot-file.js";
 import { abortableSleep, backoffMs } from "./backoff.js";
 
 export const STALL_MS = 30_000;
+/** Longest wait for a stream's first message (the control plane's statement timeout is 5 min). */
+export const FIRST_MESSAGE_MS = 300_000;
 
 export interface SyncEvents {
   onState(s: GovernanceState): void;
@@ -33,8 +38,8 @@ export interface SyncStats {
 
 /** A typed abort reason for a silent stream. */
 export class SyncStallError extends Error {
-  constructor() {
-    super(`sync stream silent for ${STALL_MS / 1000} s`);
+  constructor(ms = STALL_MS) {
+    super(`sync stream silent for ${ms / 1000} s`);
     this.name = "SyncStallError";
   }
 }
@@ -43,6 +48,8 @@ export interface SyncClientOptions {
   /** Time of the persisted snapshot the state came from (0 when none). */
   persistedAtMs?: number;
   stallMs?: number;
+  /** Longest wait for a stream's first message (default FIRST_MESSAGE_MS, never below stallMs). */
+  firstMessageMs?: number;
 }
 
 export class SyncClient {
@@ -53,6 +60,7 @@ export class SyncClient {
   private readyResolve: (() => void) | undefined;
   private readonly counters: SyncStats;
   private readonly stallMs: number;
+  private readonly firstMessageMs: number;
   /** Resolves once the control plane has answered (snapshot, delta or heartbeat). */
   readonly firstSync: Promise<void>;
 
@@ -69,6 +77,7 @@ export class SyncClient {
     this.firstSync = new Promise((r) => (this.readyResolve = r));
     this.writer = new SnapshotWriter(snapshotPath, (e) => events.onError(e));
     this.stallMs = opts.stallMs ?? STALL_MS;
+    this.firstMessageMs = Math.max(this.stallMs, opts.firstMessageMs ?? FIRST_MESSAGE_MS);
     this.counters = { connected: false, version: state.version, lastContactMs: opts.persistedAtMs ?? 0, snapshots: 0, deltas: 0, heartbeats: 0, reconnects: 0 };
   }
 
@@ -95,18 +104,18 @@ export class SyncClient {
       const onStop = () => streamAbort.abort();
       this.abort.signal.addEventListener("abort", onStop);
       let stall: NodeJS.Timeout | undefined;
-      const arm = () => {
+      const arm = (ms: number) => {
         if (stall) clearTimeout(stall);
-        stall = setTimeout(() => streamAbort.abort(new SyncStallError()), this.stallMs);
+        stall = setTimeout(() => streamAbort.abort(new SyncStallError(ms)), ms);
       };
       try {
-        arm();
+        arm(this.firstMessageMs);
         const stream = this.client.watch(create(WatchRequestSchema, { resumeFromVersion: this.state.version, sidecarId: this.sidecarId }), {
           signal: streamAbort.signal,
           headers: { authorization: `Bearer ${this.key}` },
         });
         for await (const msg of stream) {
-          arm();
+          arm(this.stallMs);
           this.counters.lastContactMs = Date.now();
           this.setConnected(true);
           attempt = 0;

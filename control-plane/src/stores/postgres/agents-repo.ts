@@ -168,7 +168,12 @@ export async function linksForAgents(db: Queryable, tenantId: string): Promise<M
     'SELECT agent_id, policy_id FROM policy_agents WHERE tenant_id = $1 ORDER BY policy_id COLLATE "C"',
     [tenantId],
   );
+  // One pass, appending in place (copying an agent's list on each of its links was quadratic per agent).
   const m = new Map<string, string[]>();
-  for (const row of r.rows) m.set(row.agent_id, [...(m.get(row.agent_id) ?? []), row.policy_id]);
+  for (const row of r.rows) {
+    const list = m.get(row.agent_id);
+    if (list) list.push(row.policy_id);
+    else m.set(row.agent_id, [row.policy_id]);
+  }
   return m;
 }
