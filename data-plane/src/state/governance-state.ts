@@ -1,5 +1,6 @@
 // The sidecar's view of its tenant: an immutable value replaced whole on every snapshot or delta,
-// so a request sees either the old or the new policy set, never a mix.
+// so a request sees either the old or the new policy set, never a mix. A delta's new value shares
+// the maps it does not change with the previous one (applyDelta): nothing may mutate them.
 import type { Agent, AgentSpend, ApiKey, Delta, Policy, Snapshot } from "@agentgov/proto";
 
 export interface GovernanceState {
@@ -26,10 +27,36 @@ export const EMPTY_STATE: GovernanceState = {
   spend: new Map(),
 };
 
+/** Priority (lower first), then id: a total order, ids being unique. */
+function byPriority(a: Policy, b: Policy): number {
+  return a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 function order(policies: ReadonlyMap<string, Policy>): Policy[] {
-  return [...policies.values()]
-    .filter((p) => p.status === "active")
-    .sort((a, b) => a.priority - b.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [...policies.values()].filter((p) => p.status === "active").sort(byPriority);
+}
+
+/**
+ * `prev` (sorted, from the policies before the change) with the policies of `changed` ids taken out and
+ * put back as they are in `policies` (active ones only), each at its place by binary search: the same
+ * list as order(policies), without sorting them all again (a one-policy delta on 2,000 policies).
+ */
+function reorder(prev: readonly Policy[], changed: ReadonlySet<string>, policies: ReadonlyMap<string, Policy>): Policy[] {
+  if (changed.size * 8 > prev.length) return order(policies);
+  const out = prev.filter((p) => !changed.has(p.id));
+  for (const id of changed) {
+    const p = policies.get(id);
+    if (p?.status !== "active") continue;
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (byPriority(out[mid]!, p) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    out.splice(lo, 0, p);
+  }
+  return out;
 }
 
 export function fromSnapshot(version: bigint, s: Snapshot): GovernanceState {
@@ -45,20 +72,44 @@ export function fromSnapshot(version: bigint, s: Snapshot): GovernanceState {
   };
 }
 
+/**
+ * The state after `d`. Copy on write: only the maps the delta changes are copied (the others, and the
+ * ordered policy list when no policy changed, are shared with `prev`, which stays as it was), and the
+ * ordered list is updated for the changed policies only. On a large tenant (10,000 agents, 20,000 keys)
+ * copying every map and sorting every policy cost ~10 ms per one-policy delta.
+ */
 export function applyDelta(prev: GovernanceState, version: bigint, d: Delta): GovernanceState {
-  const agents = new Map(prev.agents);
-  for (const a of d.upsertAgents) agents.set(a.id, a);
-  for (const id of d.removedAgentIds) agents.delete(id);
-  const policies = new Map(prev.policies);
-  for (const p of d.upsertPolicies) policies.set(p.id, p);
-  for (const id of d.removedPolicyIds) policies.delete(id);
-  const keysByHash = new Map(prev.keysByHash);
-  if (d.removedKeyIds.length > 0) {
-    const removed = new Set(d.removedKeyIds);
-    for (const [h, k] of keysByHash) if (removed.has(k.id)) keysByHash.delete(h);
+  let agents = prev.agents;
+  if (d.upsertAgents.length > 0 || d.removedAgentIds.length > 0) {
+    const m = new Map(prev.agents);
+    for (const a of d.upsertAgents) m.set(a.id, a);
+    for (const id of d.removedAgentIds) m.delete(id);
+    agents = m;
   }
-  for (const k of d.upsertKeys) keysByHash.set(k.keyHash, k);
-  const spend = new Map(prev.spend);
-  for (const s of d.spend) spend.set(s.agentId, s);
-  return { version, tenantId: prev.tenantId, agents, policies, orderedPolicies: order(policies), keysByHash, spend };
+  let policies = prev.policies;
+  let orderedPolicies = prev.orderedPolicies;
+  if (d.upsertPolicies.length > 0 || d.removedPolicyIds.length > 0) {
+    const m = new Map(prev.policies);
+    for (const p of d.upsertPolicies) m.set(p.id, p);
+    for (const id of d.removedPolicyIds) m.delete(id);
+    policies = m;
+    orderedPolicies = reorder(prev.orderedPolicies, new Set([...d.upsertPolicies.map((p) => p.id), ...d.removedPolicyIds]), m);
+  }
+  let keysByHash = prev.keysByHash;
+  if (d.upsertKeys.length > 0 || d.removedKeyIds.length > 0) {
+    const m = new Map(prev.keysByHash);
+    if (d.removedKeyIds.length > 0) {
+      const removed = new Set(d.removedKeyIds);
+      for (const [h, k] of m) if (removed.has(k.id)) m.delete(h);
+    }
+    for (const k of d.upsertKeys) m.set(k.keyHash, k);
+    keysByHash = m;
+  }
+  let spend = prev.spend;
+  if (d.spend.length > 0) {
+    const m = new Map(prev.spend);
+    for (const s of d.spend) m.set(s.agentId, s);
+    spend = m;
+  }
+  return { version, tenantId: prev.tenantId, agents, policies, orderedPolicies, keysByHash, spend };
 }

@@ -1,13 +1,14 @@
 // The persisted governance state: a change of agents, policies or keys is on disk at once; a change of
 // spend figures only is written within the spend delay (or at flush), with everything after it.
 import test from "ava";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { AgentSchema, AgentSpendSchema, ApiKeySchema, DeltaSchema, SnapshotSchema } from "@agentgov/proto";
-import { applyDelta, fromSnapshot } from "../state/governance-state.js";
-import { loadSnapshot, SnapshotWriter } from "./snapshot-file.js";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { AgentSchema, AgentSpendSchema, ApiKeySchema, DeltaSchema, PolicySchema, SnapshotSchema } from "@agentgov/proto";
+import { applyDelta, fromSnapshot, type GovernanceState } from "../state/governance-state.js";
+import { encodeSnapshot, loadSnapshot, snapshotEncodesOnThisThread, SnapshotWriter } from "./snapshot-file.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const base = fromSnapshot(1n, create(SnapshotSchema, { tenantId: "ten_1", agents: [create(AgentSchema, { id: "agt_1", name: "a", status: "active" })] }));
@@ -104,7 +105,7 @@ test("the spend file never lowers a figure of the same day, and a damaged or for
   h.writer.save(spend(2n, 4));
   await h.writer.flush();
   const { writeFileSync } = await import("node:fs");
-  const { encodeSnapshot, spendPathOf } = await import("./snapshot-file.js");
+  const { spendPathOf } = await import("./snapshot-file.js");
   writeFileSync(spendPathOf(h.path), encodeSnapshot(spend(3n, 1))); // an older, lower figure of the same day
   t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 4);
   const nextDay = applyDelta(base, 4n, create(DeltaSchema, { spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-22", spentUsd: 0.5 })] }));
@@ -115,4 +116,81 @@ test("the spend file never lowers a figure of the same day, and a damaged or for
   const foreign = fromSnapshot(5n, create(SnapshotSchema, { tenantId: "ten_other", spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-21", spentUsd: 99 })] }));
   writeFileSync(spendPathOf(h.path), encodeSnapshot(foreign));
   t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 4, "another tenant's file is not read");
+});
+
+/** A large tenant's state (encoding it takes ~100 ms here: the main thread must not). */
+function largeState(): GovernanceState {
+  const agents = Array.from({ length: 3000 }, (_, i) => create(AgentSchema, { id: `agt_${i}`, name: `agent ${i}`, status: "active", policyIds: [`pol_${i % 500}`] }));
+  const policies = Array.from({ length: 500 }, (_, i) =>
+    create(PolicySchema, { id: `pol_${i}`, status: "active", action: "log", priority: i, agentIds: Array.from({ length: 50 }, (_, j) => `agt_${(i * 7 + j) % 3000}`) }),
+  );
+  const keys = Array.from({ length: 6000 }, (_, i) => create(ApiKeySchema, { id: `key_${i}`, keyHash: i.toString(16).padStart(64, "0"), scope: "ingest" }));
+  return fromSnapshot(1n, create(SnapshotSchema, { tenantId: "ten_1", agents, policies, keys }));
+}
+
+test("a revoked key is not served after a restart from the persisted state (no graceful stop)", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  t.teardown(() => h.writer.flush());
+  const own = create(ApiKeySchema, { id: "key_own", keyHash: "0a".repeat(32), scope: "ingest" });
+  const revokedKey = create(ApiKeySchema, { id: "key_x", keyHash: "0b".repeat(32), scope: "ingest" });
+  let s = applyDelta(base, 2n, create(DeltaSchema, { upsertKeys: [own, revokedKey] }));
+  h.writer.save(s);
+  s = applyDelta(s, 3n, create(DeltaSchema, { spend: [create(AgentSpendSchema, { agentId: "agt_1", day: "2026-11-21", spentUsd: 1 })] }));
+  h.writer.save(s, true);
+  s = applyDelta(s, 4n, create(DeltaSchema, { removedKeyIds: ["key_x"] }));
+  h.writer.save(s);
+  // No flush: what a restarted sidecar reads (main.ts: loadSnapshot, served when it lists its own key).
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 4n, 10_000), "the removal is written without a graceful stop");
+  const restarted = loadSnapshot(h.path)!.state;
+  t.true(restarted.keysByHash.has(own.keyHash));
+  t.false(restarted.keysByHash.has(revokedKey.keyHash), "the revoked key is not served");
+  t.deepEqual(h.errors, []);
+});
+
+// Serial: other tests of this file encode on this thread (the count is per thread).
+test.serial("a burst of deltas to a large state is persisted without encoding on the main thread", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  t.teardown(() => h.writer.flush());
+  let s = largeState();
+  const encodesBefore = snapshotEncodesOnThisThread();
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  h.writer.save(s);
+  for (let i = 0; i < 40; i++) {
+    const p = s.policies.get(`pol_${i}`)!;
+    s = applyDelta(s, BigInt(i + 2), create(DeltaSchema, { upsertPolicies: [create(PolicySchema, { ...p, priority: 10_000 + i })] }));
+    h.writer.save(s);
+    await new Promise((r) => setImmediate(r));
+  }
+  s = applyDelta(s, 100n, create(DeltaSchema, { removedKeyIds: ["key_7"] }));
+  h.writer.save(s);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 100n, 20_000));
+  delay.disable();
+  t.is(snapshotEncodesOnThisThread(), encodesBefore, "the main thread encoded no snapshot");
+  const saved = loadSnapshot(h.path)!.state;
+  t.false(saved.keysByHash.has((7).toString(16).padStart(64, "0")));
+  t.is(saved.keysByHash.size, 5999);
+  t.is(saved.policies.get("pol_39")?.priority, 10_039);
+  t.deepEqual(saved.orderedPolicies.map((p) => p.id), s.orderedPolicies.map((p) => p.id));
+  t.is(saved.agents.size, 3000);
+  // The format is unchanged: the bytes the former writer wrote on the main thread (old files load as before).
+  t.true(Buffer.from(encodeSnapshot(s)).equals(readFileSync(h.path)), "the file is encodeSnapshot of the newest state");
+  t.log(`event loop delay during the burst: max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
+  t.deepEqual(h.errors, []);
+});
+
+test("a worker that ends is replaced: the next state is written whole and at once", async (t) => {
+  const h = harness(60_000);
+  t.teardown(h.cleanup);
+  t.teardown(() => h.writer.flush());
+  h.writer.save(base);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 1n));
+  // The worker dies (as by an error); the next change, spend only, is still written at once and whole.
+  await (h.writer as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+  h.writer.save(spend(2n, 3), true);
+  t.true(await waitFor(() => loadSnapshot(h.path)?.state.version === 2n, 10_000));
+  t.is(loadSnapshot(h.path)?.state.agents.size, 1);
+  t.is(loadSnapshot(h.path)?.state.spend.get("agt_1")?.spentUsd, 3);
 });
