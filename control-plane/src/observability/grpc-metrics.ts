@@ -3,6 +3,7 @@
 // the size of each Ingest.Upload batch.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { ControlPlaneMetrics } from "./metrics.js";
+import { watchMessageKind } from "../sync/snapshot-cache.js";
 
 const SYNC = "governance.v1.SyncService";
 const INGEST = "governance.v1.IngestService";
@@ -52,8 +53,8 @@ export function grpcMetricsInterceptor(m: ControlPlaneMetrics): Interceptor {
         try {
           for await (const msg of source) {
             if (sync) {
-              const w = msg as { version?: bigint; kind?: { case?: string } };
-              m.syncMessages.inc({ kind: w.kind?.case ?? "heartbeat" });
+              const w = msg as { version?: bigint; kind?: { case?: string }; $unknown?: { no: number }[] };
+              m.syncMessages.inc({ kind: watchMessageKind(w) }); // a shared snapshot is sent pre-encoded
               if (typeof w.version === "bigint" && Number(w.version) > maxVersion) {
                 maxVersion = Number(w.version);
                 m.syncVersion.set(maxVersion);

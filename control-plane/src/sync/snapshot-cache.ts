@@ -91,3 +91,10 @@ export function encodedSnapshot(version: number, snapshot: Snapshot): WatchRespo
   message.$unknown = [{ no: WatchResponseSchema.field.snapshot!.number, wireType: WireType.LengthDelimited, data }];
   return message;
 }
+
+/** The kind of a WatchResponse as a client reads it: a pre-encoded snapshot (encodedSnapshot) is a snapshot. */
+export function watchMessageKind(message: { kind?: { case?: string }; $unknown?: readonly { no: number }[] }): string {
+  if (message.kind?.case) return message.kind.case;
+  if (message.$unknown?.some((u) => u.no === WatchResponseSchema.field.snapshot!.number)) return "snapshot";
+  return "heartbeat";
+}
