@@ -78,23 +78,20 @@ export function fromSnapshot(version: bigint, s: Snapshot): GovernanceState {
  * ordered list is updated for the changed policies only. On a large tenant (10,000 agents, 20,000 keys)
  * copying every map and sorting every policy cost ~10 ms per one-policy delta.
  */
+/** `prev` itself when nothing changes, else a copy with `upserts` set under keyOf and `removed` keys deleted (applyDelta's copy on write). */
+function changed<V>(prev: ReadonlyMap<string, V>, upserts: readonly V[], keyOf: (v: V) => string, removed: readonly string[]): ReadonlyMap<string, V> {
+  if (upserts.length === 0 && removed.length === 0) return prev;
+  const m = new Map(prev);
+  for (const u of upserts) m.set(keyOf(u), u);
+  for (const id of removed) m.delete(id);
+  return m;
+}
+
 export function applyDelta(prev: GovernanceState, version: bigint, d: Delta): GovernanceState {
-  let agents = prev.agents;
-  if (d.upsertAgents.length > 0 || d.removedAgentIds.length > 0) {
-    const m = new Map(prev.agents);
-    for (const a of d.upsertAgents) m.set(a.id, a);
-    for (const id of d.removedAgentIds) m.delete(id);
-    agents = m;
-  }
-  let policies = prev.policies;
-  let orderedPolicies = prev.orderedPolicies;
-  if (d.upsertPolicies.length > 0 || d.removedPolicyIds.length > 0) {
-    const m = new Map(prev.policies);
-    for (const p of d.upsertPolicies) m.set(p.id, p);
-    for (const id of d.removedPolicyIds) m.delete(id);
-    policies = m;
-    orderedPolicies = reorder(prev.orderedPolicies, new Set([...d.upsertPolicies.map((p) => p.id), ...d.removedPolicyIds]), m);
-  }
+  const agents = changed(prev.agents, d.upsertAgents, (a) => a.id, d.removedAgentIds);
+  const policies = changed(prev.policies, d.upsertPolicies, (p) => p.id, d.removedPolicyIds);
+  const orderedPolicies =
+    policies === prev.policies ? prev.orderedPolicies : reorder(prev.orderedPolicies, new Set([...d.upsertPolicies.map((p) => p.id), ...d.removedPolicyIds]), policies);
   let keysByHash = prev.keysByHash;
   if (d.upsertKeys.length > 0 || d.removedKeyIds.length > 0) {
     const m = new Map(prev.keysByHash);
@@ -105,11 +102,6 @@ export function applyDelta(prev: GovernanceState, version: bigint, d: Delta): Go
     for (const k of d.upsertKeys) m.set(k.keyHash, k);
     keysByHash = m;
   }
-  let spend = prev.spend;
-  if (d.spend.length > 0) {
-    const m = new Map(prev.spend);
-    for (const s of d.spend) m.set(s.agentId, s);
-    spend = m;
-  }
+  const spend = changed(prev.spend, d.spend, (s) => s.agentId, []);
   return { version, tenantId: prev.tenantId, agents, policies, orderedPolicies, keysByHash, spend };
 }
