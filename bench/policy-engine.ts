@@ -137,7 +137,7 @@ function streamRow(answerChars: number, deltaChars: number): StreamRow {
   let held = 0;
   let windowChars = 0;
   const run = () => {
-    const g = createStreamGovernor({ provider: "openai", policies: outbound, piiDetection: true, model: "gpt-4o", inputTokens: 0, injectionScore: 0, errorEvent: () => "" })!;
+    const g = createStreamGovernor({ wire: "openai", policies: outbound, piiDetection: true, model: "gpt-4o", inputTokens: 0, injectionScore: 0, errorEvent: () => "" })!;
     for (const e of events) g.transform(e);
     g.end();
     held = g.stats().maxHeldChars;

@@ -287,6 +287,7 @@ class AnthropicObserver implements StreamObserver {
 
 export const anthropicAdapter: ProviderAdapter = {
   name: "anthropic",
+  wire: "anthropic",
   defaultBaseUrl: "https://api.anthropic.com",
   authHeaders: ["x-api-key", "authorization"],
   resolve,

@@ -316,6 +316,7 @@ class CohereObserver implements StreamObserver {
 
 export const cohereAdapter: ProviderAdapter = {
   name: "cohere",
+  wire: "cohere",
   defaultBaseUrl: "https://api.cohere.com",
   authHeaders: ["authorization"],
   resolve,

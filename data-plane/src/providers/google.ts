@@ -521,6 +521,7 @@ function parseResponse(json: unknown): ResponseFacts {
 
 export const googleAdapter: ProviderAdapter = {
   name: "google",
+  wire: "google",
   defaultBaseUrl: "https://generativelanguage.googleapis.com",
   authHeaders: ["x-goog-api-key", "authorization"],
   resolve,

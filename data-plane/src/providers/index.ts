@@ -8,6 +8,7 @@ export type {
   ToolCallFact,
   UpstreamTarget,
   Usage,
+  WireFormat,
 } from "./types.js";
 export { PROVIDERS, getProvider, isProviderName } from "./registry.js";
 export { SseParser, parseSse } from "./sse-parser.js";
@@ -16,6 +17,7 @@ export { estimateTokens } from "./estimate-tokens.js";
 export { ProviderRequestError } from "./errors.js";
 export type { ProviderErrorCode } from "./errors.js";
 export { openaiAdapter } from "./openai.js";
+export { openaiResponsesAdapter } from "./openai-responses.js";
 export { anthropicAdapter } from "./anthropic.js";
 export { googleAdapter, stripModelsPrefix } from "./google.js";
 export { mistralAdapter } from "./mistral.js";

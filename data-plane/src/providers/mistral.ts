@@ -24,6 +24,7 @@ import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
  */
 export const mistralAdapter: ProviderAdapter = {
   name: "mistral",
+  wire: "mistral",
   defaultBaseUrl: "https://api.mistral.ai",
   authHeaders: ["authorization"],
   resolve: resolveChatCompletions,

@@ -28,7 +28,8 @@ test("resolve: spec path and native path map to /v1/chat/completions; other path
   t.deepEqual(adapter.resolve("//chat/completions/", "", {}), { path: "/v1/chat/completions", model: "", stream: false });
   t.is(adapter.resolve("/v1/models", "", undefined), null);
   t.is(adapter.resolve("/v1/embeddings", "", { model: "text-embedding-3-small" }), null);
-  t.is(adapter.resolve("/v1/responses", "", { model: "gpt-4o" }), null);
+  t.is(adapter.resolve("/v1/responses", "", { model: "gpt-4o" })?.adapter?.wire, "openai-responses", "the Responses API resolves to its own adapter (openai-responses.test.ts)");
+  t.is(adapter.resolve("/v1/responses/resp_1", "", {}), null);
 });
 
 test("promptText: system and developer messages first, then the rest in order; only text parts", (t) => {

@@ -1,4 +1,5 @@
-// OpenAI adapter: POST /v1/chat/completions, Bearer auth, SSE `data:` chunks ending with `data: [DONE]`.
+// OpenAI adapter: POST /v1/chat/completions, Bearer auth, SSE `data:` chunks ending with `data: [DONE]`;
+// POST /v1/responses resolves to the Responses API's adapter (openai-responses.ts).
 import {
   ChatCompletionsObserver,
   chatAfterRedaction,
@@ -14,6 +15,7 @@ import {
   resolveChatCompletions,
   restoreSignedDetails,
 } from "./chat-completions.js";
+import { resolveResponses } from "./openai-responses.js";
 import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
 
@@ -24,9 +26,11 @@ import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
  */
 export const openaiAdapter: ProviderAdapter = {
   name: "openai",
+  wire: "openai",
   defaultBaseUrl: "https://api.openai.com",
   authHeaders: ["authorization"],
-  resolve: resolveChatCompletions,
+  // The chat path, or the Responses API (its target carries the Responses adapter).
+  resolve: (subPath, search, body) => resolveResponses(subPath, search, body) ?? resolveChatCompletions(subPath, search, body),
   inputExtrasText: chatInputExtrasText,
   promptParts: (body) => readSlots(body, chatPromptSlots),
   promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),

@@ -6,6 +6,12 @@ import type { SlotCollector } from "./text-slots.js";
 export type ProviderName = "openai" | "anthropic" | "google" | "mistral" | "cohere";
 
 /**
+ * A wire format: the provider's chat API, or another API of one provider that the proxy governs
+ * (OpenAI's Responses API). Stream formats (policy/stream) are chosen by it.
+ */
+export type WireFormat = ProviderName | "openai-responses";
+
+/**
  * Token usage normalised across providers.
  *
  * - `inputTokens` is ALWAYS the total number of input (prompt) tokens the request consumed, cached and
@@ -83,6 +89,11 @@ export interface UpstreamTarget {
   stream: boolean;
   /** Set only when the body must change before forwarding (Google spec path: `model`/`stream` removed). */
   body?: unknown;
+  /**
+   * The adapter of this endpoint's wire format when it is not the provider's chat API (OpenAI's
+   * Responses API): it reads and rewrites the request and the answer from here on.
+   */
+  adapter?: ProviderAdapter;
 }
 
 /** Observes raw response bytes incrementally; never modifies them. */
@@ -101,6 +112,8 @@ export interface ErrorEventOptions {
 
 export interface ProviderAdapter {
   readonly name: ProviderName;
+  /** The wire format it reads and writes (its provider's name for the chat APIs). */
+  readonly wire: WireFormat;
   /** Default origin (+ optional prefix, no API version), e.g. https://api.openai.com. */
   readonly defaultBaseUrl: string;
   /** Lower-case native credential headers to forward unchanged. */

@@ -65,5 +65,6 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
     throw e;
   }
   if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not a chat endpoint this proxy governs (see README: proxy paths)`);
-  return { state, agent, keyId: keyRow.id, adapter, target, bodyBytes, body };
+  // An endpoint with a wire format of its own (OpenAI's Responses API) is read through its adapter.
+  return { state, agent, keyId: keyRow.id, adapter: target.adapter ?? adapter, target, bodyBytes, body };
 }

@@ -16,6 +16,8 @@ test("inline images and audio count by their length; text-only requests carry no
     ["Anthropic base64 image", { messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: png } }] }] }, png.length],
     ["Gemini inlineData image", { contents: [{ role: "user", parts: [{ inlineData: { mimeType: "image/png", data: png } }, { text: "what is it?" }] }] }, png.length],
     ["Gemini inline_data (snake case)", { contents: [{ parts: [{ inline_data: { mime_type: "image/jpeg", data: png } }] }] }, png.length],
+    ["OpenAI Responses input_image data URL", { input: [{ role: "user", content: [{ type: "input_image", image_url: `data:image/png;base64,${png}` }] }] }, 22 + png.length],
+    ["OpenAI Responses, text only", { model: "gpt-5", instructions: "terse", input: "what is https://example.com/a.png?", previous_response_id: null }, 0],
     ["Mistral image_url data string", { messages: [{ role: "user", content: [{ type: "image_url", image_url: `data:image/png;base64,${png}` }] }] }, 22 + png.length],
   ];
   for (const [label, body, chars] of cases) t.deepEqual(requestAttachments(body), { mediaChars: chars, unbounded: false }, label);
@@ -36,6 +38,12 @@ test("documents and files referenced by URL or id make the input unbounded by th
     ["Mistral image_url string URL", { messages: [{ role: "user", content: [{ type: "image_url", image_url: "https://example.com/a.png" }] }] }],
     ["Mistral document_url", { messages: [{ role: "user", content: [{ type: "document_url", document_url: "https://arxiv.org/pdf/1805.04770" }] }] }],
     ["Cohere image by URL", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }] }],
+    ["OpenAI Responses input_image by URL", { input: [{ role: "user", content: [{ type: "input_image", image_url: "https://example.com/a.png" }] }] }],
+    ["OpenAI Responses input_file", { input: [{ role: "user", content: [{ type: "input_file", file_id: "file-abc" }] }] }],
+    ["OpenAI Responses previous_response_id (earlier turns billed as input)", { model: "gpt-5", previous_response_id: "resp_1", input: "and then?" }],
+    ["OpenAI Responses conversation id", { model: "gpt-5", conversation: "conv_1", input: "and then?" }],
+    ["OpenAI Responses conversation object", { model: "gpt-5", conversation: { id: "conv_1" }, input: "and then?" }],
+    ["OpenAI Responses stored prompt", { model: "gpt-5", prompt: { id: "pmpt_1", variables: { city: "Paris" } } }],
   ];
   for (const [label, body] of cases) t.true(requestAttachments(body).unbounded, label);
 });

@@ -90,8 +90,11 @@ export interface RequestAttachments {
   unbounded: boolean;
 }
 
-/** Keys that reference a file by URL or id in the five providers' content parts. */
-const REFERENCE_KEYS = new Set(["file_id", "fileUri", "file_uri", "document_url"]);
+/**
+ * Keys that reference a file by URL or id in the five providers' content parts, and input the provider
+ * keeps (OpenAI Responses `previous_response_id` and `conversation`: the earlier turns are billed as input).
+ */
+const REFERENCE_KEYS = new Set(["file_id", "fileUri", "file_uri", "document_url", "previous_response_id", "conversation"]);
 /** Parent keys / part types under which a `url` names media to fetch (OpenAI/Mistral image_url, Anthropic source, Cohere). */
 const MEDIA_URL_HOLDERS = new Set(["image_url", "source", "input_image", "audio_url", "video_url"]);
 const DOCUMENT_TYPE = /pdf|document|msword|officedocument|opendocument|rtf|epub/i;
@@ -137,6 +140,8 @@ export function requestAttachments(body: unknown): RequestAttachments {
         }
       } else if (typeof v === "object" && v !== null) {
         if (k === "document" || (k === "source" && o.type === "document") || k === "input_file" || k === "file") unbounded = true;
+        // OpenAI Responses: a conversation object, or a stored prompt template (`prompt: {id, variables}`).
+        if (parent === "" && (k === "conversation" || (k === "prompt" && typeof (v as Record<string, unknown>).id === "string"))) unbounded = true;
         holders.push(v);
         parents.push(k);
       }

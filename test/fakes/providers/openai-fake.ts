@@ -1,8 +1,9 @@
-// Fake OpenAI API: POST /v1/chat/completions (JSON and SSE, tool calls, include_usage), GET /v1/models,
-// native error bodies {error:{message,type,param,code}}.
+// Fake OpenAI API: POST /v1/chat/completions (JSON and SSE, tool calls, include_usage), POST /v1/responses
+// (openai-responses-fake.ts), GET /v1/models, native error bodies {error:{message,type,param,code}}.
 import type { FakeContext, FakeReply } from "./reply.js";
 import { bearer, chunks, completionText, CREATED, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
 import type { FakeError } from "./types.js";
+import { openaiResponsesFake } from "./openai-responses-fake.js";
 
 type Headers = Record<string, string>;
 
@@ -53,7 +54,7 @@ export function openaiFake(ctx: FakeContext): FakeReply {
   if (ctx.method === "GET" && ctx.path === "/v1/models") {
     return json(200, headers, { object: "list", data: [{ id: "gpt-4o", object: "model", created: CREATED, owned_by: "system" }] });
   }
-  if (ctx.method !== "POST" || ctx.path !== "/v1/chat/completions") {
+  if (ctx.method !== "POST" || (ctx.path !== "/v1/chat/completions" && ctx.path !== "/v1/responses")) {
     return json(404, headers, errorBody(`Invalid URL (${ctx.method} ${ctx.path})`, "invalid_request_error", null, null));
   }
   if (bearer(ctx.headers) === undefined) {
@@ -64,6 +65,7 @@ export function openaiFake(ctx: FakeContext): FakeReply {
     return json(400, headers, errorBody("We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)", "invalid_request_error", null, null));
   }
   const body = ctx.body;
+  if (ctx.path === "/v1/responses") return openaiResponsesFake(ctx, headers, errorBody);
   if (typeof body.model !== "string" || body.model === "") {
     return json(400, headers, errorBody("you must provide a model parameter", "invalid_request_error", null, null));
   }

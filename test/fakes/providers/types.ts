@@ -42,7 +42,8 @@ export interface FakeScript {
    * Reasoning shown beside the answer, before it, chunked like the text: an Anthropic thinking block (with
    * a signature), Gemini thought parts (`thought: true`), a Mistral thinking chunk, and for Cohere the
    * tool_plan when there are toolCalls (default "I will call the requested tools."), else a thinking
-   * content item. OpenAI shows no reasoning text: ignored there. Default none.
+   * content item. OpenAI chat completions show no reasoning text: ignored there; the Responses API shows it as
+   * a reasoning item's summary. Default none.
    */
   reasoning?: string;
   toolCalls?: FakeToolCall[];

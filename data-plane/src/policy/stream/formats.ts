@@ -8,88 +8,11 @@ import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
 import { REASONING_DETAIL_FIELDS, REASONING_FIELDS, URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
 import { CITATION_SOURCE, CITATION_SOURCE_STRINGS, CITATION_SOURCE_UNITS, citationSourcesOf } from "../../providers/google.js";
-import type { ProviderName } from "../../providers/index.js";
+import type { WireFormat } from "../../providers/index.js";
+import { asArray, EMPTY, indexOf, isObject, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type TextPiece } from "./event-view.js";
+import { responsesFormat } from "./responses-format.js";
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const indexOf = (v: Json, fallback: number): number => (typeof v.index === "number" && Number.isFinite(v.index) ? v.index : fallback);
-
-/** One text field of an event: read and rewritten in place in the parsed event JSON. */
-export interface TextPiece {
-  channel: string;
-  get(): string;
-  set(value: string): void;
-}
-
-export interface EventView {
-  pieces: TextPiece[];
-  /** Channels that end with this event (after its own pieces). */
-  endsChannels: string[];
-  /** Every channel ends before this event ([DONE], message_stop, message-end…). */
-  endsStream: boolean;
-  /**
-   * Reasoning channels that end with this event (when they exist): an event that only ends reasoning
-   * that never came is forwarded untouched, as before reasoning was governed.
-   */
-  endsReasoning?: string[];
-  /** The signature of a signed reasoning channel (Anthropic signature_delta). */
-  signature?: { channel: string; value: string };
-  /**
-   * Objects of this event that quote a channel's text by offset (a Cohere citation, a Gemini grounding
-   * segment) or point into it by offset only (an OpenAI url_citation, a Gemini citation source),
-   * rewritten in place to follow the channel's redactions.
-   */
-  quotes?: Quote[];
-  /** Tool-call arguments in this event: JSON-text fragments of a call, or a call's whole arguments object. */
-  toolArgs?: ToolArgPiece[];
-  /** Groups whose tool calls end with this event (after its own pieces): a choice's finish, a block's stop. */
-  endsToolGroups?: string[];
-}
-
-/**
- * One tool call's arguments in an event: a fragment of its JSON text (OpenAI, Mistral, Cohere
- * `function.arguments`, Anthropic `partial_json`) or its whole arguments object (Gemini `functionCall.args`).
- * `call` names the call within the stream; `group` the calls that end together (a choice, a block).
- */
-export interface ToolArgPiece {
-  call: string;
-  group: string;
-  /**
-   * `json`: JSON text (or an object), judged and redacted value by value; `text`: free text (a custom
-   * tool's input), judged and redacted as one text, never parsed.
-   */
-  kind: "json" | "text";
-  /** The piece holds the call's whole arguments (Mistral sends each call whole in one delta): it ends here. */
-  whole: boolean;
-  get(): unknown;
-  set(value: unknown): void;
-}
-
-export interface StreamFormat {
-  /** The text pieces and markers of one event; `json` is the parsed data (undefined when it is not JSON). */
-  view(event: string, data: string, json: unknown): EventView;
-  /** An extra event carrying `text` for `channel`, modelled on `template` (the channel's last text event). */
-  textEvent(channel: string, text: string, template: { event: string; json: unknown }): { event: string; json: Json };
-  /**
-   * An extra event carrying the whole arguments of tool call `call` (held and judged), modelled on
-   * `template` (the call's last event): for a call whose end had no fragment of its own.
-   */
-  toolEvent(call: string, args: unknown, template: { event: string; json: unknown }): { event: string; json: Json };
-}
-
-function toolPiece(call: string, group: string, holder: Json, key: string, kind: "json" | "text" = "json", whole = false): ToolArgPiece {
-  return {
-    call,
-    group,
-    kind,
-    whole,
-    get: () => holder[key],
-    set: (value) => {
-      holder[key] = value;
-    },
-  };
-}
+export type { EventView, Quote, StreamFormat, TextPiece, ToolArgPiece } from "./event-view.js";
 
 /**
  * The tool-call argument pieces of a chat-completion delta of choice `i` (calls by `index`; legacy
@@ -112,22 +35,10 @@ function chatToolPieces(i: number, delta: Json, view: EventView, whole: boolean)
   if (isObject(legacy) && typeof legacy.arguments === "string") (view.toolArgs ??= []).push(toolPiece(`${i}:fc`, group, legacy, "arguments", "json", whole));
 }
 
-/** One quoting object: where its offsets and text are, and the units its provider counts offsets in. */
-export interface Quote {
-  channel: string;
-  quote: Json;
-  fields: QuoteFields;
-  units: readonly OffsetUnit[];
-  /** The provider's own unit: offsets of a quote placed by its text (its offsets were wrong) are written in it. */
-  native: OffsetUnit;
-}
-
 const CITATION: QuoteFields = { start: "start", end: "end", text: "text" };
 const CITATION_UNITS: readonly OffsetUnit[] = ["utf16", "codepoints"];
 const SEGMENT: QuoteFields = { start: "startIndex", end: "endIndex", text: "text" };
 const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
-
-const EMPTY: EventView = { pieces: [], endsChannels: [], endsStream: false };
 
 /**
  * A provider's error event in the middle of a stream (`{"error": {...}}`: OpenAI, Mistral, Gemini): it
@@ -148,30 +59,10 @@ function reasoningChannels(i: number): readonly string[] {
   return names;
 }
 
-function piece(channel: string, holder: Json, key: string): TextPiece {
-  return {
-    channel,
-    get: () => holder[key] as string,
-    set: (value) => {
-      holder[key] = value;
-    },
-  };
-}
-
 /** The text pieces of a Mistral thinking chunk: `thinking` as a string, or its text parts. */
 function thinkingPieces(channel: string, part: Json, out: TextPiece[]): void {
   if (typeof part.thinking === "string") out.push(piece(channel, part, "thinking"));
   else for (const t of asArray(part.thinking)) if (isObject(t) && typeof t.text === "string") out.push(piece(channel, t, "text"));
-}
-
-/**
- * String fields the model wrote beside a quote (a cited page's URL and title): on no channel, so judged
- * and redacted on their own, like Gemini's search queries.
- */
-function ownTexts(view: EventView, holder: Json, keys: readonly string[]): void {
-  for (const key of keys) {
-    if (typeof holder[key] === "string" && holder[key] !== "") (view.quotes ??= []).push({ channel: "", quote: holder, fields: { start: "", end: "", text: key }, units: URL_CITATION_UNITS, native: "codepoints" });
-  }
 }
 
 /**
@@ -485,8 +376,8 @@ const cohere: StreamFormat = {
   },
 };
 
-const FORMATS: Record<ProviderName, StreamFormat> = { openai: chatCompletions(false), mistral: chatCompletions(true), anthropic, google, cohere };
+const FORMATS: Record<WireFormat, StreamFormat> = { openai: chatCompletions(false), mistral: chatCompletions(true), anthropic, google, cohere, "openai-responses": responsesFormat };
 
-export function streamFormat(provider: ProviderName): StreamFormat {
-  return FORMATS[provider];
+export function streamFormat(wire: WireFormat): StreamFormat {
+  return FORMATS[wire];
 }

@@ -33,7 +33,7 @@ function policy(action: "block" | "redact" | "log", conditions: Partial<{ piiTyp
 
 function governorOptions(provider: ProviderName, policies: Policy[], piiDetection = true): StreamGovernorOptions {
   return {
-    provider,
+    wire: provider,
     policies,
     piiDetection,
     model: "m",
@@ -178,7 +178,7 @@ test.serial("in a stream the first block policy whose conditions hold ends it (a
 test.serial("with PII scanning off, PII policies never match and nothing is held", async (t) => {
   const raw = await upstream("openai", { text: SECRET, textChunkSize: 4 });
   const g = createStreamGovernor({
-    provider: "openai",
+    wire: "openai",
     policies: [policy("block", { piiTypes: ["ssn"] })],
     piiDetection: false,
     model: "m",
@@ -193,7 +193,7 @@ test.serial("with PII scanning off, PII policies never match and nothing is held
 });
 
 test.serial("no block or redact policy: no governor (plain pass-through)", (t) => {
-  const opts = { provider: "openai" as const, piiDetection: true, model: "m", inputTokens: 1, injectionScore: 0, errorEvent: () => "" };
+  const opts = { wire: "openai" as const, piiDetection: true, model: "m", inputTokens: 1, injectionScore: 0, errorEvent: () => "" };
   t.is(createStreamGovernor({ ...opts, policies: [] }), null);
   t.is(createStreamGovernor({ ...opts, policies: [policy("log", { piiTypes: ["ssn"] })] }), null);
 });

@@ -19,7 +19,7 @@
 // (options.redactedThinking) once the stream ended without a block, so the sidecar can restore it when
 // the client sends the block back.
 import type { Policy } from "@agentgov/proto";
-import type { ProviderName } from "../../providers/index.js";
+import type { WireFormat } from "../../providers/index.js";
 import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
@@ -29,7 +29,8 @@ import { moveQuote, placeByText, placeQuote, quoteText, withoutRedactedValues, t
 import { growingTailStart } from "./growing-tail.js";
 import { KeptRuns } from "../../providers/shift-range.js";
 import { GrowingText } from "../../providers/growing-text.js";
-import { streamFormat, type EventView, type Quote, type StreamFormat, type ToolArgPiece } from "./formats.js";
+import { streamFormat, type EventView, type Quote, type StreamFormat, type TextPiece, type ToolArgPiece } from "./formats.js";
+import type { ToolRepeat } from "./event-view.js";
 import type { ScopedThinking } from "../thinking/index.js";
 import { argumentSlots, slot, type TextSlot } from "../../providers/text-slots.js";
 import { partRedactor } from "../engine/evaluate.js";
@@ -55,7 +56,8 @@ export const DEFAULT_MAX_HOLD_CHARS = 4096;
 const LOOKBEHIND_CHARS = 64;
 
 export interface StreamGovernorOptions {
-  provider: ProviderName;
+  /** The answer's wire format (its provider's chat API, or OpenAI's Responses API). */
+  wire: WireFormat;
   /** The applicable outbound policies in priority order (log policies are ignored here). */
   policies: readonly Policy[];
   piiDetection: boolean;
@@ -222,6 +224,20 @@ interface EndingCall {
   scanned: Channel;
   /** A leaf was redacted (an arguments object is rewritten in place: its event must be rebuilt). */
   rewritten?: boolean;
+  /** The arguments as they came (JSON text, or the object), before any redaction. */
+  original: unknown;
+}
+
+/**
+ * The repeats of an event (EventView.repeats, toolRepeats): each either the whole text of a channel
+ * (set to what the client got of it) or of a call (set to its released arguments), or a text of its
+ * own, judged and redacted alone.
+ */
+interface RepeatPlan {
+  channels: [TextPiece, Channel][];
+  alone: [TextPiece, Channel][];
+  calls: [ToolRepeat, EndingCall | { value: unknown }][];
+  aloneCalls: [ToolRepeat, EndingCall][];
 }
 
 /** A governor for the stream, or null when no outbound block or redact policy applies (plain pass-through). */
@@ -274,6 +290,8 @@ class Governor implements StreamGovernor {
   private callAfterText = false;
   /** options.finalCheck ran (at the first end marker). */
   private finalChecked = false;
+  /** Calls that ended, by name: their arguments as they came and as released (for later repeats of them). */
+  private readonly endedCalls = new Map<string, { original: unknown; value: unknown }>();
   blockedBy: Policy | undefined;
   piiMs = 0;
   private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
@@ -282,7 +300,7 @@ class Governor implements StreamGovernor {
     private readonly opts: StreamGovernorOptions,
     policies: Policy[],
   ) {
-    this.format = streamFormat(opts.provider);
+    this.format = streamFormat(opts.wire);
     this.blockers = policies.filter((p) => p.action === "block");
     this.redactors = policies.filter((p) => p.action === "redact");
     let longestKeyword = 0;
@@ -381,7 +399,8 @@ class Governor implements StreamGovernor {
     const ends = reasoningEnds.length > 0 ? [...view.endsChannels, ...reasoningEnds] : view.endsChannels;
     const toolArgs = this.windowChars > 0 ? view.toolArgs : undefined;
     const toolEnds = this.tools.size > 0 && (view.endsStream || view.endsToolGroups !== undefined);
-    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds) return this.emit(block.raw);
+    const toolRepeats = this.windowChars > 0 ? view.toolRepeats : undefined;
+    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds && !view.repeats && !toolRepeats) return this.emit(block.raw);
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -398,6 +417,8 @@ class Governor implements StreamGovernor {
       if (ch) ch.signature = signature.value;
     }
     const ending = new Set<string>(view.endsStream ? [...this.channels.keys()] : ends);
+    // A repeated channel is whole: it ends here (all of it leaves before the repeat is set).
+    for (const r of view.repeats ?? []) if (this.channels.has(r.channel)) ending.add(r.channel);
     // Scanning every small delta would scan each character many times: a channel is scanned and
     // releases text once `step` new characters arrived (its held text simply grows until then).
     const involved = new Map<string, Channel>();
@@ -421,11 +442,14 @@ class Governor implements StreamGovernor {
     const toolOriginals = toolArgs?.map((p) => p.get());
     const touchedCalls = toolArgs ? this.takeToolArgs(toolArgs, toolOriginals!, block, json) : undefined;
     const endingCalls = toolArgs || toolEnds ? this.endingCalls(view, touchedCalls) : [];
+    const repeats = view.repeats || toolRepeats ? this.planRepeats(view.repeats ?? [], toolRepeats ?? [], endingCalls) : undefined;
 
     this.newRound();
     for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name) || forcedFinal(name, ch));
     for (const [, temp] of quotes?.unplaced ?? []) this.scanChannel(temp, true);
     for (const e of endingCalls) this.scanChannel(e.scanned, true);
+    for (const [, temp] of repeats?.alone ?? []) this.scanChannel(temp, true);
+    for (const [, e] of repeats?.aloneCalls ?? []) this.scanChannel(e.scanned, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     if (view.endsStream && this.opts.finalCheck && !this.finalChecked) {
       this.finalChecked = true;
@@ -475,6 +499,7 @@ class Governor implements StreamGovernor {
       });
       if (endingCalls.some((e) => e.rewritten)) changed = true;
     } else for (const e of endingCalls) before += this.toolInserted(e, this.releaseCall(e));
+    if (repeats) changed = this.setRepeats(repeats) || changed;
     if (view.signature) this.sealSigned(view.signature.channel);
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
@@ -531,7 +556,7 @@ class Governor implements StreamGovernor {
       this.lastCallTail = leaves.slice(Math.max(0, leaves.length - LOOKBEHIND_CHARS));
       this.callAfterText = true;
     }
-    return { name, call, holder, slots, scanned };
+    return { name, call, holder, slots, scanned, original: call.value() };
   }
 
   /**
@@ -540,6 +565,12 @@ class Governor implements StreamGovernor {
    * byte but the rewritten string literals. An arguments object is rewritten in place.
    */
   private releaseCall(e: EndingCall): unknown {
+    const value = this.redactCall(e);
+    this.endedCalls.set(e.name, { original: e.original, value });
+    return value;
+  }
+
+  private redactCall(e: EndingCall): unknown {
     const offset = e.scanned.released;
     const text = e.scanned.text.slice(offset);
     // The findings of the context (the output before the call) are not the call's.
@@ -564,6 +595,51 @@ class Governor implements StreamGovernor {
       }
     }
     return e.holder.value;
+  }
+
+  /**
+   * Sorts an event's repeats: a channel's whole text (its original text, all of it, the channel known),
+   * a call's whole arguments (as the call came: ending now or earlier), or a text of their own, with a
+   * channel (a call) of its own to be judged and redacted alone (fail closed).
+   */
+  private planRepeats(texts: readonly TextPiece[], calls: readonly ToolRepeat[], ending: readonly EndingCall[]): RepeatPlan {
+    const plan: RepeatPlan = { channels: [], alone: [], calls: [], aloneCalls: [] };
+    for (const r of texts) {
+      const value = r.get();
+      const ch = this.channels.get(r.channel);
+      if (ch && ch.text.length === value.length && ch.text.toString() === value) plan.channels.push([r, ch]);
+      else if (value !== "") plan.alone.push([r, new Channel(value)]);
+    }
+    for (const r of calls) {
+      const value = r.get();
+      const now = ending.find((e) => e.name === r.call);
+      const known = now ?? this.endedCalls.get(r.call);
+      if (known && known.original === value) {
+        plan.calls.push([r, now ?? known]);
+        continue;
+      }
+      if (value === "" || value === undefined || value === null) continue;
+      const call = new ToolCall("", r.kind);
+      if (typeof value === "string") call.append(value);
+      else call.whole = value;
+      plan.aloneCalls.push([r, this.endingCall(`${r.call}:repeat`, call)]);
+    }
+    return plan;
+  }
+
+  /** Sets each repeat (after this event's releases): to what the client got, or to its own redacted text. Whether anything changed. */
+  private setRepeats(plan: RepeatPlan): boolean {
+    let changed = false;
+    const set = (r: TextPiece | ToolRepeat, value: unknown) => {
+      if (value === r.get()) return;
+      r.set(value as string);
+      changed = true;
+    };
+    for (const [r, ch] of plan.channels) set(r, ch.sent.toString());
+    for (const [r, temp] of plan.alone) set(r, this.redactedValuesIn(this.release(temp, true, undefined, true)));
+    for (const [r, call] of plan.calls) set(r, "scanned" in call ? (this.endedCalls.get(call.name)?.value ?? call.original) : call.value);
+    for (const [r, e] of plan.aloneCalls) set(r, this.redactCall(e));
+    return changed;
   }
 
   private toolInserted(e: EndingCall, value: unknown): string {

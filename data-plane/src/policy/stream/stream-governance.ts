@@ -85,7 +85,7 @@ class RecordingGovernor implements ProxyStreamGovernor {
     const acting = policies.some((p) => p.action === "block" || p.action === "redact");
     this.inner = sse
       ? createStreamGovernor({
-          provider: ctx.adapter.name,
+          wire: ctx.adapter.wire,
           policies,
           piiDetection: ctx.agent.piiDetection,
           model: ctx.draft.model,
