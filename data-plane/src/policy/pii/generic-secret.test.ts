@@ -52,8 +52,6 @@ for (const [form, text] of [
   ["x placeholder", `MISTRAL_API_KEY=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`],
   ["env reference", `apiKey: process.env.MISTRAL_API_KEY_PROD`],
   ["template", `api_key: \${{ secrets.MISTRAL_API_KEY }}`],
-  ["words with a year", `password: correct-horse-battery-staple-2024`],
-  ["short password", `password=S3cr3tP4ss`],
   ["pagination cursor", `{"next_page_token": "CiAKGjBpNDd2Nmp2Zml2cXRpYjE2ZjM2ZHd1"}`],
   ["not a secret name", `{"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736", "key_id": "k8s7Gh2Lq9Zx4Vb6Nm1Pw3Rt"}`],
   ["token count", `token_count: 12345678901234567890abc`],

@@ -1,11 +1,12 @@
 // Secrets with well-known shapes: cloud, VCS, chat, LLM-provider and payment API keys, JWTs, PEM private keys;
-// secrets without a prefix where only a secret goes (generic-secret.ts).
+// secrets without a prefix where only a secret goes (generic-secret.ts); short passwords (password.ts).
 
 import { boostWithContext, CONTEXT_BOOST } from "../context.js";
 import { containsAny } from "../../contains-any.js";
 import { scanAfterContext } from "../near-context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 import { scanGenericSecrets } from "./generic-secret.js";
+import { scanPasswords } from "./password.js";
 
 /** Up to four "Name: value" header lines of a legacy PEM, each after a line break (real or "\\n"-escaped). */
 const PEM_HEADERS = "(?:(?:\\s|\\\\[nr]){1,4}[A-Z][A-Za-z-]{1,30}: ?[^\\r\\n\\\\]{1,128}){0,4}";
@@ -118,5 +119,6 @@ export const apiKeyRecognizer: Recognizer = {
       out.push({ entityType: "api_key", start, end: start + 40, score: AWS_SECRET_SCORE });
     });
     scanGenericSecrets(text, out, hasColon);
+    scanPasswords(text, out);
   },
 };
