@@ -73,3 +73,26 @@ test("a prefixed key after a secret name is reported once, as the prefixed key",
   t.is(text.slice(f[0]!.start, f[0]!.end), k);
   t.true(f[0]!.score > 0.7);
 });
+
+for (const [form, text, value] of [
+  ["prose: is", `My Mistral key is ${MISTRAL} if you need it`, MISTRAL],
+  ["prose: words between, was, quoted", `The access token for staging was '${COHERE}'.`, COHERE],
+  ["prose: colon, full stop", `Here is the API key: ${MISTRAL}.`, MISTRAL],
+  ["prose: secret", `Our webhook secret is 0afae57f3ccfd9d7f5767067bc48b30f now`, "0afae57f3ccfd9d7f5767067bc48b30f"],
+] as const) {
+  test(`secret named in prose found: ${form}`, (t) => {
+    t.deepEqual(keys(text), [value], text);
+  });
+}
+
+for (const [form, text] of [
+  ["the key is that", "The key is that the token budget was exceeded yesterday."],
+  ["token was rejected", "The token was rejected by the server with error 401."],
+  ["a word of a name", "The monkey is 12345678901234567890abcdEFGH years old."],
+  ["another identifier", "key_id is k8s7Gh2Lq9Zx4Vb6Nm1Pw3Rt in the log"],
+  ["low entropy", "the key is aaaa1111aaaa1111aaaa1111 here"],
+] as const) {
+  test(`secret named in prose not reported: ${form}`, (t) => {
+    t.deepEqual(keys(text), [], text);
+  });
+}

@@ -1,11 +1,13 @@
 // Secrets with well-known shapes: cloud, VCS, chat, LLM-provider and payment API keys, JWTs, PEM private keys;
-// secrets without a prefix where only a secret goes (generic-secret.ts); short passwords (password.ts).
+// secrets without a prefix where only a secret goes (generic-secret.ts) or named in prose (key-in-prose.ts);
+// short passwords (password.ts).
 
 import { boostWithContext, CONTEXT_BOOST } from "../context.js";
 import { containsAny } from "../../contains-any.js";
 import { scanAfterContext } from "../near-context.js";
 import type { PiiFinding, Recognizer } from "../types.js";
 import { scanGenericSecrets } from "./generic-secret.js";
+import { scanKeysInProse } from "./key-in-prose.js";
 import { scanPasswords } from "./password.js";
 
 /** Up to four "Name: value" header lines of a legacy PEM, each after a line break (real or "\\n"-escaped). */
@@ -120,5 +122,6 @@ export const apiKeyRecognizer: Recognizer = {
     });
     scanGenericSecrets(text, out, hasColon);
     scanPasswords(text, out);
+    scanKeysInProse(text, out);
   },
 };
