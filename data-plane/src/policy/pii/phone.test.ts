@@ -63,3 +63,15 @@ test("digit-run windows report what a full scan reports for the phone regex (col
   const seen = windowedScanEqualsFull(t, phoneDigitScan, 5150, pieces);
   t.true(seen > 300, `matches (${seen})`);
 });
+
+test("national formats of more countries: with a trunk 0 on their own, without one next to a phone word", (t) => {
+  for (const n of ["06 12345678", "06-12345678", "020 123 4567", "0412 345 678", "(02) 9876 5432", "090-1234-5678", "03-1234-5678", "06 1234 5678"]) {
+    t.deepEqual(phones(`Reach Anna at ${n} after lunch.`), [n], n);
+  }
+  for (const n of ["612 34 56 78", "912 345 678", "347 123 4567", "(11) 91234-5678"]) {
+    t.deepEqual(phones(`Her mobile: ${n}`), [n], n);
+    t.deepEqual(phones(`Invoice total ${n} units`), [], `${n} without a phone word`);
+  }
+  // Digit groups that are no number of any of those countries.
+  for (const text of ["order 123 456 789 shipped", "ref 0000 000 000", "build 03-1234-0000-9"]) t.deepEqual(phones(text), [], text);
+});

@@ -32,8 +32,21 @@ const NATIONAL_SHAPES: readonly { country: CountryCode; shape: RegExp }[] = [
   { country: "DE", shape: /^\(?0\d{2,4}\)?[ /-]?\d{4,8}$|^0\d{2,4} \d{2,4} \d{2,5}$/ },
   { country: "FR", shape: /^0\d(?:[ .]\d{2}){4}$/ },
   { country: "IN", shape: /^0\d{2,4}[ -]\d{6,8}$|^0?[6-9]\d{4}[ -]\d{5}$/ },
+  { country: "NL", shape: /^0\d{1,3}[ -]\d{3,8}(?: \d{2,4})?$/ },
+  { country: "AU", shape: /^\(0\d\) \d{4} \d{4}$|^0\d \d{4} \d{4}$|^04\d{2} \d{3} \d{3}$/ },
+  { country: "JP", shape: /^0\d{1,4}-\d{1,4}-\d{4}$/ },
+  { country: "IT", shape: /^0\d{1,3} \d{3,4} ?\d{3,4}$/ },
 ];
-const NATIONAL_CONTIGUOUS: readonly CountryCode[] = ["GB", "DE", "FR", "IN"];
+const NATIONAL_CONTIGUOUS: readonly CountryCode[] = ["GB", "DE", "FR", "IN", "NL", "AU", "JP", "IT"];
+/**
+ * National formats without a trunk "0" (Spanish 9-digit numbers, Italian mobiles, Brazilian area codes),
+ * shaped like other digit groups (amounts, codes): counted only next to a phone word.
+ */
+const NATIONAL_SHAPES_WITH_CONTEXT: readonly { country: CountryCode; shape: RegExp }[] = [
+  { country: "ES", shape: /^[6-9]\d{2} \d{2} \d{2} \d{2}$|^[6-9]\d{2} \d{3} \d{3}$/ },
+  { country: "IT", shape: /^3\d{2} \d{3} ?\d{3,4}$/ },
+  { country: "BR", shape: /^\(?\d{2}\)? 9?\d{4}-\d{4}$/ },
+];
 
 /** Candidate → validity, oldest entry evicted first; conversations resend the same numbers every turn. */
 const VALIDITY_CACHE_LIMIT = 2048;
@@ -94,9 +107,13 @@ export function phoneCandidateScore(candidate: string, contextPresent: () => boo
     }
     return 0;
   }
-  if (US_SHAPE_RE.test(candidate)) return cachedValid(candidate, "US") ? 0.7 : 0;
+  // A US shape that is no US number may be another country's ("020 123 4567" in Amsterdam).
+  if (US_SHAPE_RE.test(candidate) && cachedValid(candidate, "US")) return 0.7;
   for (const { country, shape } of NATIONAL_SHAPES) {
     if (shape.test(candidate) && cachedValid(candidate, country)) return 0.55;
+  }
+  for (const { country, shape } of NATIONAL_SHAPES_WITH_CONTEXT) {
+    if (shape.test(candidate) && contextPresent() && cachedValid(candidate, country)) return 0.3;
   }
   return 0;
 }
