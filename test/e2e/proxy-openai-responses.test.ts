@@ -232,3 +232,18 @@ test.serial("an outbound block mid-stream ends it with an error event the SDK ra
   t.is(trace.status, "blocked");
   t.deepEqual(trace.policiesFired, ["responses block ssn"]);
 });
+
+test.serial("a stream the provider ends cleanly before response.completed ends with an error event the SDK raises; the trace is an error", async (t) => {
+  const agent = await w.agent("responses-cut");
+  const { rec, openai } = client(agent);
+  w.fakes.script({ text: "An answer that will not finish.", truncate: { afterEvents: 6 } });
+  const stream = openai.responses.stream({ model: MODEL, input: "hi" });
+  const err = await t.throwsAsync(async () => {
+    for await (const e of stream) void e;
+  });
+  t.true(err instanceof OpenAI.APIError, String(err));
+  const trace = await w.trace(traceIdOf(rec));
+  t.is(trace.status, "error");
+  t.is(trace.errorCode, "upstream_stream_error");
+  t.true(trace.tokensEstimated);
+});

@@ -85,7 +85,7 @@ test.serial("refusals before the agent is known: 401, 403, 404, 400, 413, each w
     ["unknown agent", rawCall(url, { headers: { ...ok, "X-Service-Agent": "agt_01J00000000000000000000000" }, body: CHAT }), 404, "not_found"],
     ["no agent header", rawCall(url, { headers: { "x-service-key": w.stack.adminKey }, body: CHAT }), 404, "not_found"],
     ["unknown provider", rawCall(w.proxyUrl("acme", "/chat/completions"), { headers: ok, body: CHAT }), 404, "not_found"],
-    ["ungoverned path", rawCall(w.proxyUrl("openai", "/v1/embeddings"), { headers: ok, body: CHAT }), 404, "not_found"],
+    ["ungoverned path", rawCall(w.proxyUrl("openai", "/v1/images/generations"), { headers: ok, body: CHAT }), 404, "not_found"],
     ["GET", rawCall(url, { method: "GET", headers: ok }), 404, "not_found"],
     ["outside /v1/proxy", rawCall(`${w.sidecar.url}/v1/chat/completions`, { headers: ok, body: CHAT }), 404, "not_found"],
     ["invalid JSON", rawCall(url, { headers: ok, body: "{not json" }), 400, "bad_request"],

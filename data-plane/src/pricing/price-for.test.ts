@@ -33,6 +33,15 @@ const matches: [string, string, string][] = [
   ["mistral", "codestral-2508", "codestral-latest"],
   ["cohere", "command-r", "command-r-08-2024"],
   ["cohere", "command-a-03-2025", "command-a-03-2025"],
+  ["openai", "text-embedding-3-small", "text-embedding-3-small"],
+  ["openai", "text-embedding-3-large", "text-embedding-3-large"],
+  ["openai", "text-embedding-ada-002", "text-embedding-ada-002"],
+  ["google", "models/gemini-embedding-001", "gemini-embedding-001"],
+  ["mistral", "mistral-embed", "mistral-embed"],
+  ["mistral", "mistral-embed-2312", "mistral-embed"],
+  ["mistral", "codestral-embed-2505", "codestral-embed"],
+  ["cohere", "embed-v4.0", "embed-v4.0"],
+  ["cohere", "embed-multilingual-light-v3.0", "embed-multilingual-light-v3.0"],
 ];
 
 for (const [provider, model, entry] of matches) {
@@ -67,4 +76,11 @@ test("the returned price is a copy: mutating it does not change the table", (t) 
   price.longContext!.input = 999;
   t.is(priceFor("google", "gemini-2.5-pro")?.input, 1.25);
   t.is(priceFor("google", "gemini-2.5-pro")?.longContext?.input, 2.5);
+});
+
+test("models only the Responses API serves are priced (pro, codex, deep research, computer use)", (t) => {
+  t.like(priceFor("openai", "o1-pro"), { input: 150, output: 600 });
+  t.like(priceFor("openai", "gpt-5-pro-2025-10-06"), { model: "gpt-5-pro", input: 15, output: 120 });
+  t.like(priceFor("openai", "o4-mini-deep-research"), { input: 2, output: 8, cachedInput: 0.5 });
+  t.like(priceFor("openai", "computer-use-preview"), { input: 3, output: 12 });
 });

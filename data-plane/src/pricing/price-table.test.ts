@@ -1,6 +1,6 @@
 // prices.json: metadata, coverage of the five providers, rate validity, validation errors.
 import test from "ava";
-import { PRICE_TABLE, PriceTableError, validatePriceTable } from "./index.js";
+import { computeCost, PRICE_TABLE, PriceTableError, priceFor, validatePriceTable } from "./index.js";
 
 test("the table names its version, date and per-provider source", (t) => {
   t.regex(PRICE_TABLE.version, /^2026-11/);
@@ -51,4 +51,33 @@ test("validation rejects malformed tables with a typed error", (t) => {
     x.models[0]!.longContext = { aboveInputTokens: 0, input: 1, output: 1 };
   });
   t.notThrows(() => validatePriceTable(structuredClone(base)));
+});
+
+test("embedding models bill input only: output 0 is a valid rate, and an embeddings call costs its input", (t) => {
+  const embedding = PRICE_TABLE.models.filter((m) => /embed/.test(m.model));
+  t.deepEqual(embedding.map((m) => m.model).sort(), [
+    "codestral-embed",
+    "embed-english-light-v3.0",
+    "embed-english-v3.0",
+    "embed-multilingual-light-v3.0",
+    "embed-multilingual-v3.0",
+    "embed-v4.0",
+    "gemini-embedding-001",
+    "gemini-embedding-2-preview",
+    "mistral-embed",
+    "text-embedding-3-large",
+    "text-embedding-3-small",
+    "text-embedding-ada-002",
+  ]);
+  for (const m of embedding) {
+    t.is(m.output, 0, m.model);
+    t.true(m.input > 0, m.model);
+  }
+  const copy = structuredClone(PRICE_TABLE);
+  copy.models[0]!.output = 0;
+  t.notThrows(() => validatePriceTable(copy));
+  const cost = computeCost(priceFor("openai", "text-embedding-3-small"), { inputTokens: 1_000_000, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 });
+  t.is(cost.totalCost, 0.02);
+  t.is(cost.outputCost, 0);
+  t.false(cost.priceMissing);
 });

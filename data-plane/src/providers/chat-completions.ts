@@ -204,10 +204,12 @@ const URL_CITATION_STRINGS = ["url", "title"] as const;
  * `url_citation.text`, should one come, is a quote like any other (moved, or redacted on its own).
  * Its `url` and `title` are model output too (a URL can carry a value the content's copy of it had
  * redacted): each is redacted on its own, after placing (the url picks the unit), and rewritten only
- * when that changes it.
+ * when that changes it. A choice's `logprobs` are dropped (null).
  */
 export function chatAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
   if (!isObject(original) || !isObject(redacted)) return;
+  // Log probabilities spell the answer token by token: they would show what redaction took out.
+  for (const choice of asArray(redacted.choices)) if (isObject(choice) && choice.logprobs !== undefined && choice.logprobs !== null) choice.logprobs = null;
   const before = asArray(original.choices);
   asArray(redacted.choices).forEach((choice, i) => {
     if (!isObject(choice) || !isObject(choice.message) || !Array.isArray(choice.message.annotations)) return;

@@ -20,7 +20,8 @@ test("resolve: /chat/completions and /v2/chat; the v1 chat API and other paths a
   t.deepEqual(adapter.resolve("/chat/completions", "", { model: "command-r-08-2024", stream: true }), { path: "/v2/chat", model: "command-r-08-2024", stream: true });
   t.deepEqual(adapter.resolve("/v2/chat", "", { model: "command-a-03-2025" }), { path: "/v2/chat", model: "command-a-03-2025", stream: false });
   t.is(adapter.resolve("/v1/chat", "", { message: "hi" }), null);
-  t.is(adapter.resolve("/v2/embed", "", {}), null);
+  t.is(adapter.resolve("/v2/embed", "", {})?.adapter?.answersWithText, false, "embeddings resolve to their own adapter (embeddings/cohere.test.ts)");
+  t.is(adapter.resolve("/v2/rerank", "", {}), null);
 });
 
 test("promptText / mapPromptText: system first, string and text items, tool plan and call arguments of the history, tool-result document data", (t) => {

@@ -1,5 +1,7 @@
 // Cohere adapter (API v2): POST /v2/chat, Bearer auth, SSE events message-start, content-start/delta/end,
-// tool-plan-delta, tool-call-start/delta/end, message-end (usage, finish_reason, error).
+// tool-plan-delta, tool-call-start/delta/end, message-end (usage, finish_reason, error). POST /v2/embed
+// resolves to the embeddings adapter (embeddings/cohere.ts).
+import { cohereEmbeddingsAdapter as embeddingsAdapterOf } from "./embeddings/cohere.js";
 import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
@@ -209,7 +211,7 @@ function parseResponse(json: unknown): ResponseFacts {
 
 function resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null {
   const p = normalizeSubPath(subPath);
-  if (p !== SPEC_PATH && p !== "/v2/chat") return null;
+  if (p !== SPEC_PATH && p !== "/v2/chat") return cohereEmbeddingsAdapter.resolve(subPath, search, body);
   const model = isObject(body) ? (asString(body.model) ?? "") : "";
   const stream = isObject(body) && body.stream === true;
   return { path: `/v2/chat${normalizeSearch(search)}`, model, stream };
@@ -347,3 +349,6 @@ export const cohereAdapter: ProviderAdapter = {
     return `event: message-end\ndata: ${JSON.stringify({ type: "message-end", delta })}\n\n`;
   },
 };
+
+/** POST /v2/embed (embeddings/cohere.ts). */
+export const cohereEmbeddingsAdapter: ProviderAdapter = embeddingsAdapterOf(cohereAdapter);

@@ -43,7 +43,7 @@ test("resolve: native paths carry model and streaming in the URL; the body is no
     stream: false,
   });
   t.is(adapter.resolve("/v1beta/models/gemini-2.5-flash:countTokens", "", {}), null);
-  t.is(adapter.resolve("/v1beta/models/text-embedding-004:embedContent", "", {}), null);
+  t.is(adapter.resolve("/v1beta/models/gemini-embedding-001:embedContent", "", {})?.adapter?.answersWithText, false, "embeddings resolve to their own adapter (embeddings/google.test.ts)");
   t.is(adapter.resolve("/v1beta/models", "", undefined), null);
 });
 

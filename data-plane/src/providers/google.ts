@@ -1,10 +1,12 @@
 // Google Gemini adapter: POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse,
 // x-goog-api-key auth; the spec path takes `model`/`stream` from the body and removes them before forwarding.
+// :embedContent and :batchEmbedContents resolve to the embeddings adapter (embeddings/google.ts).
+import { googleEmbeddingsAdapter as embeddingsAdapterOf } from "./embeddings/google.js";
 import { ProviderRequestError } from "./errors.js";
 import { argumentsText, asArray, asCount, asString, fieldsJson, hasNumber, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { JsonArrayStream } from "./json-array-stream.js";
-import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
+import { isModelName, nativeModel, normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { moveQuote, placeByText, placeQuote, quoteText, redactStrings, type QuoteFields } from "./quotes.js";
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
@@ -67,7 +69,7 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
     };
   }
   const match = NATIVE_PATH.exec(p);
-  if (!match) return null;
+  if (!match) return googleEmbeddingsAdapter.resolve(subPath, search, body);
   const model = nativeModel(match[3] ?? "");
   if (model === undefined) return null;
   // Rebuilt from the decoded name: the provider gets the model the policies judged.
@@ -76,26 +78,6 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
     model,
     stream: match[4] === "streamGenerateContent",
   };
-}
-
-/**
- * The model segment of a native path, percent-decoded; undefined (refused like any other path that is
- * not a governed chat endpoint) when it does not decode or decodes to more than a name: a `/` or `\`
- * ("..%2f..%2ffiles" would reach another upstream path than the one the policies judged) or a dot segment.
- */
-function nativeModel(raw: string): string | undefined {
-  let model: string;
-  try {
-    model = decodeURIComponent(raw);
-  } catch {
-    return undefined;
-  }
-  return isModelName(model) ? model : undefined;
-}
-
-/** A name that stays one path segment upstream: no `/` or `\`, not a dot segment. */
-function isModelName(name: string): boolean {
-  return name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
 }
 
 /**
@@ -562,3 +544,6 @@ export const googleAdapter: ProviderAdapter = {
     return `data: ${JSON.stringify({ error })}\r\n\r\n`;
   },
 };
+
+/** :embedContent and :batchEmbedContents (embeddings/google.ts). */
+export const googleEmbeddingsAdapter: ProviderAdapter = embeddingsAdapterOf(googleAdapter);

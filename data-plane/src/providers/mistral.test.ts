@@ -15,11 +15,12 @@ const body = {
   ],
 };
 
-test("resolve: /chat/completions and /v1/chat/completions; nothing else", (t) => {
+test("resolve: /chat/completions and /v1/chat/completions; /v1/embeddings to its own adapter; nothing else", (t) => {
   t.deepEqual(adapter.resolve("/chat/completions", "", { model: "mistral-large-latest", stream: true }), { path: "/v1/chat/completions", model: "mistral-large-latest", stream: true });
   t.deepEqual(adapter.resolve("/v1/chat/completions", "", { model: "codestral-latest" }), { path: "/v1/chat/completions", model: "codestral-latest", stream: false });
   t.is(adapter.resolve("/v1/fim/completions", "", { model: "codestral-latest" }), null);
   t.is(adapter.resolve("/v1/agents/completions", "", {}), null);
+  t.is(adapter.resolve("/v1/embeddings", "", { model: "mistral-embed", input: "x" })?.adapter?.answersWithText, false, "embeddings/openai-style.test.ts");
 });
 
 test("promptText and mapPromptText over string and chunk-array contents, system first", (t) => {

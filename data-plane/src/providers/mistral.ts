@@ -1,4 +1,5 @@
 // Mistral adapter: POST /v1/chat/completions (OpenAI-like), Bearer auth; streams always end with a chunk carrying usage, then `data: [DONE]`.
+// POST /v1/embeddings resolves to the embeddings adapter (embeddings/openai-style.ts).
 import {
   ChatCompletionsObserver,
   chatAfterRedaction,
@@ -14,6 +15,7 @@ import {
   resolveChatCompletions,
   restoreSignedDetails,
 } from "./chat-completions.js";
+import { openAiStyleEmbeddingsAdapter } from "./embeddings/openai-style.js";
 import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
 
@@ -27,7 +29,7 @@ export const mistralAdapter: ProviderAdapter = {
   wire: "mistral",
   defaultBaseUrl: "https://api.mistral.ai",
   authHeaders: ["authorization"],
-  resolve: resolveChatCompletions,
+  resolve: (subPath, search, body) => resolveChatCompletions(subPath, search, body) ?? mistralEmbeddingsAdapter.resolve(subPath, search, body),
   inputExtrasText: chatInputExtrasText,
   promptParts: (body) => readSlots(body, chatPromptSlots),
   promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
@@ -48,3 +50,6 @@ export const mistralAdapter: ProviderAdapter = {
     return `data: ${JSON.stringify(error)}\n\n`;
   },
 };
+
+/** POST /v1/embeddings (embeddings/openai-style.ts). */
+export const mistralEmbeddingsAdapter: ProviderAdapter = openAiStyleEmbeddingsAdapter(mistralAdapter);

@@ -151,3 +151,55 @@ test("stream observer over the fake's native stream: text, reasoning, tool argum
   t.true("Partial answer here.".startsWith(f2.completionText) && f2.completionText.length > 0, f2.completionText);
   t.is(f2.usage, undefined);
 });
+
+test("prompt: a stored prompt's variables, the outputs of agent-run calls and hosted tools' items sent back are input text", (t) => {
+  const b = {
+    model: "gpt-5",
+    prompt: { id: "pmpt_1", variables: { city: "Paris", note: { type: "input_text", text: "call 555" } } },
+    input: [
+      { type: "shell_call", call_id: "s1", action: { commands: ["ls /home/ann"] } },
+      { type: "shell_call_output", call_id: "s1", output: [{ stdout: "ann.txt", stderr: "warn" }] },
+      { type: "local_shell_call_output", call_id: "l1", output: "done" },
+      { type: "apply_patch_call_output", call_id: "a1", output: "patched" },
+      { type: "mcp_call", id: "m1", name: "crm", server_label: "crm", arguments: '{"q":"ann"}', output: "Ann, 42" },
+      { type: "mcp_approval_response", approval_request_id: "r1", approve: false, reason: "not ann" },
+      { type: "web_search_call", id: "w1", status: "completed", action: { type: "search", query: "ann smith" } },
+    ],
+  };
+  t.deepEqual(adapter.promptParts(b), ["Paris", "call 555", "ls /home/ann", "ann.txt", "warn", "done", "patched", "ann", "Ann, 42", "not ann", "ann smith"]);
+  const mapped = adapter.mapPromptText(b, (s) => s.toUpperCase()) as { prompt: { variables: { city: string } }; input: { output?: unknown }[] };
+  t.is(mapped.prompt.variables.city, "PARIS");
+  t.deepEqual(mapped.input[1]!.output, [{ stdout: "ANN.TXT", stderr: "WARN" }]);
+});
+
+test("answer: agent-run calls' actions are tool arguments; hosted tools' texts are judged and redacted; logprobs dropped", (t) => {
+  const json = {
+    status: "completed",
+    output: [
+      { id: "cu_1", type: "computer_call", call_id: "c1", action: { type: "type", text: "SSN 536-22-8726" } },
+      { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "owner of 536-22-8726" } },
+      { id: "msg_1", type: "message", role: "assistant", content: [{ type: "output_text", text: "SSN 536-22-8726", annotations: [], logprobs: [{ token: "536", logprob: -1 }] }] },
+    ],
+  };
+  t.deepEqual(adapter.answerToolSlots!(json).map((s) => s.get()), ["type", "SSN 536-22-8726"]);
+  t.regex(adapter.quotedText!(json), /owner of 536-22-8726/);
+  const redact = (s: string) => s.replaceAll("536-22-8726", "[REDACTED:ssn]");
+  const out = adapter.mapCompletionText(json, redact) as typeof json;
+  adapter.afterRedaction!(json, out, redact);
+  t.is((out.output[1]!.action as { query: string }).query, "owner of [REDACTED:ssn]");
+  t.deepEqual(out.output[2]!.content![0]!.logprobs, []);
+  t.is(json.output[2]!.content![0]!.logprobs.length, 1, "the original untouched");
+  const facts = adapter.parseResponse(json);
+  t.deepEqual(facts.toolCalls.map((c) => c.name), ["computer", "web_search"]);
+});
+
+test("stream observer: a stream that ends cleanly before its final response is an error (endedEarly)", (t) => {
+  const o = adapter.streamObserver();
+  o.push(Buffer.from('event: response.created\ndata: {"type":"response.created","response":{"id":"r","status":"in_progress","output":[]}}\n\nevent: response.output_text.delta\ndata: {"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hi"}\n\n'));
+  const f = o.end();
+  t.true(f.endedEarly);
+  t.regex(f.errorMessage ?? "", /ended before/);
+  const complete = adapter.streamObserver();
+  complete.push(Buffer.from('event: response.completed\ndata: {"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}\n\n'));
+  t.is(complete.end().endedEarly, undefined);
+});

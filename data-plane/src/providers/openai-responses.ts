@@ -55,6 +55,77 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   return slots;
 }
 
+/** The string leaves of holder[key] (an object or array of any depth, a JSON text, or a string). */
+function leaves(holder: JsonObject, key: string): TextSlot[] {
+  return holder[key] === undefined || holder[key] === null ? [] : argumentSlots(holder, key);
+}
+
+/**
+ * The actions of the calls the agent itself runs (computer_call `action`, shell_call and
+ * local_shell_call `action`: commands, env…, apply_patch_call `operation`: path and diff), leaf by leaf:
+ * judged like function-call arguments. Undefined for other items.
+ */
+export function agentActionKey(item: JsonObject): string | undefined {
+  switch (item.type) {
+    case "computer_call":
+    case "shell_call":
+    case "local_shell_call":
+      return "action";
+    case "apply_patch_call":
+      return "operation";
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Text of OpenAI-hosted tools' items, model-written or fetched: web search queries and the URL or
+ * pattern it opened, file search queries and the text of its results, code interpreter code and logs,
+ * MCP calls' arguments, output and error, an MCP approval request's arguments (the agent approves a
+ * third-party call on them), an image generation's revised prompt. Judged with the answer, redacted on
+ * their own (quotedText / afterRedaction), and read as input when sent back. `streamed`: without the
+ * code and MCP arguments, which a stream carries in deltas of their own (policy/stream/responses-format.ts).
+ */
+export function hostedToolSlots(item: JsonObject, streamed = false): TextSlot[] {
+  const slots: TextSlot[] = [];
+  const strings = (holder: unknown, keys: readonly string[]) => {
+    if (!isObject(holder)) return;
+    for (const k of keys) if (typeof holder[k] === "string" && holder[k] !== "") slots.push(slot(holder, k));
+  };
+  switch (item.type) {
+    case "web_search_call":
+      if (isObject(item.action)) {
+        strings(item.action, ["query", "pattern", "url"]);
+        for (const [i, q] of asArray(item.action.queries).entries()) if (typeof q === "string" && q !== "") slots.push(slot(item.action.queries as unknown[], i));
+      }
+      break;
+    case "file_search_call":
+      for (const [i, q] of asArray(item.queries).entries()) if (typeof q === "string" && q !== "") slots.push(slot(item.queries as unknown[], i));
+      for (const r of asArray(item.results)) strings(r, ["text"]);
+      break;
+    case "code_interpreter_call":
+      if (!streamed) strings(item, ["code"]);
+      for (const o of asArray(item.outputs)) strings(o, ["logs"]);
+      break;
+    case "mcp_call":
+      if (!streamed) pushAll(slots, leaves(item, "arguments"));
+      strings(item, ["output", "error"]);
+      break;
+    case "mcp_approval_request":
+      pushAll(slots, leaves(item, "arguments"));
+      break;
+    case "mcp_approval_response":
+      strings(item, ["reason"]);
+      break;
+    case "image_generation_call":
+      strings(item, ["revised_prompt"]);
+      break;
+    default:
+      break;
+  }
+  return slots;
+}
+
 /** The text slots of one input item (see the file's head for which items carry text). */
 function inputItemSlots(item: JsonObject): TextSlot[] {
   switch (item.type ?? "message") {
@@ -66,16 +137,41 @@ function inputItemSlots(item: JsonObject): TextSlot[] {
       return typeof item.input === "string" ? [slot(item, "input")] : [];
     case "function_call_output":
     case "custom_tool_call_output":
+    case "local_shell_call_output":
+    case "apply_patch_call_output":
       return contentSlots(item, "output");
+    case "shell_call_output": {
+      const slots: TextSlot[] = [];
+      for (const o of asArray(item.output)) {
+        if (!isObject(o)) continue;
+        for (const k of ["stdout", "stderr"]) if (typeof o[k] === "string") slots.push(slot(o, k));
+      }
+      return slots;
+    }
     case "reasoning": {
       const slots: TextSlot[] = [];
       for (const s of asArray(item.summary)) if (isObject(s) && typeof s.text === "string") slots.push(slot(s, "text"));
       pushAll(slots, contentSlots(item, "content"));
       return slots;
     }
-    default:
-      return [];
+    default: {
+      const action = agentActionKey(item);
+      return action === undefined ? hostedToolSlots(item) : leaves(item, action);
+    }
   }
+}
+
+/** The values of a stored prompt's variables (`prompt: {id, variables}`): strings, or input_text parts. */
+function promptVariableSlots(body: JsonObject): TextSlot[] {
+  if (!isObject(body.prompt) || !isObject(body.prompt.variables)) return [];
+  const variables = body.prompt.variables;
+  const slots: TextSlot[] = [];
+  for (const k of Object.keys(variables)) {
+    const v = variables[k];
+    if (typeof v === "string") slots.push(slot(variables, k));
+    else if (isObject(v) && v.type === "input_text" && typeof v.text === "string") slots.push(slot(v, "text"));
+  }
+  return slots;
 }
 
 const isSystemItem = (item: JsonObject): boolean => (item.type ?? "message") === "message" && SYSTEM_ROLES.has(String(item.role));
@@ -88,10 +184,11 @@ export function responsesSystemSlots(body: unknown): TextSlot[] {
   return slots;
 }
 
-/** Input slots: the system part first, then the input (a string, or its other items in order). */
+/** Input slots: the system part first, then a stored prompt's variables, then the input (a string, or its other items in order). */
 export function responsesPromptSlots(body: unknown): TextSlot[] {
   if (!isObject(body)) return [];
   const slots = responsesSystemSlots(body);
+  pushAll(slots, promptVariableSlots(body));
   if (typeof body.input === "string") slots.push(slot(body, "input"));
   for (const item of asArray(body.input)) if (isObject(item) && !isSystemItem(item)) pushAll(slots, inputItemSlots(item));
   return slots;
@@ -126,12 +223,17 @@ export function responsesReasoningGroups(json: unknown): TextSlot[][] {
     .map((item) => inputItemSlots(item));
 }
 
-/** The tool-call arguments of an answer: function_call `arguments` (leaf by leaf), custom_tool_call `input`. */
+/**
+ * The tool-call arguments of an answer: function_call `arguments` (leaf by leaf), custom_tool_call
+ * `input`, the action of a call the agent runs (computer, shell, local shell, apply patch).
+ */
 export function responsesAnswerToolSlots(json: unknown): TextSlot[] {
   const slots: TextSlot[] = [];
   for (const item of outputItems(json)) {
+    const action = agentActionKey(item);
     if (item.type === "function_call" && item.arguments !== undefined) pushAll(slots, argumentSlots(item, "arguments"));
     else if (item.type === "custom_tool_call" && typeof item.input === "string") slots.push(slot(item, "input"));
+    else if (action !== undefined) pushAll(slots, leaves(item, action));
   }
   return slots;
 }
@@ -191,8 +293,10 @@ function uncountedText(json: unknown): string {
 function toolArguments(json: unknown): unknown[] {
   const args: unknown[] = [];
   for (const item of outputItems(json)) {
+    const action = agentActionKey(item);
     if (item.type === "function_call" && item.arguments !== undefined) args.push(item.arguments);
     else if (item.type === "custom_tool_call" && typeof item.input === "string") args.push({ input: item.input });
+    else if (action !== undefined && item[action] !== undefined && item[action] !== null) args.push(item[action]);
   }
   return args;
 }
@@ -253,9 +357,17 @@ const CITATION_STRINGS = ["url", "title"] as const;
 /**
  * After an outbound redaction, each output_text part's url_citation annotations are moved onto the
  * part's redacted text (their offsets count in the part), as chat completions' are
- * (chat-completions.ts chatAfterRedaction); their url and title are redacted on their own.
+ * (chat-completions.ts chatAfterRedaction); their url and title are redacted on their own, as are the
+ * hosted tools' texts (hostedToolSlots); the parts' logprobs are dropped.
  */
 export function responsesAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
+  for (const item of outputItems(redacted)) for (const s of hostedToolSlots(item)) {
+    const value = s.get();
+    const after = redactText(value);
+    if (after !== value) s.set(after);
+  }
+  // Log probabilities spell the answer token by token: they would show what redaction took out.
+  for (const part of outputTextParts(redacted)) if (Array.isArray(part.logprobs) && part.logprobs.length > 0) part.logprobs = [];
   const before = outputTextParts(original);
   outputTextParts(redacted).forEach((part, i) => {
     const prior = before[i];
@@ -276,9 +388,10 @@ export function responsesAfterRedaction(original: unknown, redacted: unknown, re
   });
 }
 
-/** The url and title of every url_citation, joined by "\n\n": judged with the answer. */
+/** The url and title of every url_citation, and the hosted tools' texts (hostedToolSlots), joined by "\n\n": judged with the answer. */
 export function responsesQuotedText(json: unknown): string {
   const out: string[] = [];
+  for (const item of outputItems(json)) for (const s of hostedToolSlots(item)) out.push(s.get());
   for (const part of outputTextParts(json)) {
     for (const citation of urlCitations(part)) for (const field of CITATION_STRINGS) if (typeof citation[field] === "string" && citation[field] !== "") out.push(citation[field]);
   }
@@ -308,6 +421,8 @@ export class ResponsesObserver implements StreamObserver {
   private readonly parser: SseParser;
   private readonly items = new Map<number, StreamedItem>();
   private final: JsonObject | undefined;
+  /** An event of the response came (a body with none is not a Responses stream: nothing to call unfinished). */
+  private started = false;
   private model: string | undefined;
   private errorMessage: string | undefined;
 
@@ -322,6 +437,10 @@ export class ResponsesObserver implements StreamObserver {
   end(): ResponseFacts {
     this.parser.end();
     const facts = parseResponsesAnswer(this.final ?? { output: this.builtOutput() });
+    if (this.final === undefined && this.errorMessage === undefined && this.started) {
+      facts.endedEarly = true;
+      facts.errorMessage = "the stream ended before its final response (response.completed)";
+    }
     const args = toolArguments(this.final ?? { output: this.builtOutput() });
     if (args.length > 0) facts.toolArguments = args;
     if (facts.model === undefined && this.model !== undefined) facts.model = this.model;
@@ -370,6 +489,7 @@ export class ResponsesObserver implements StreamObserver {
     const json = tryParseJson(data);
     if (!isObject(json)) return;
     const type = asString(json.type) ?? eventName;
+    this.started = true;
     if (type === "error") {
       this.errorMessage = errorMessage(json) ?? asString(json.message) ?? "stream error";
       return;

@@ -27,7 +27,8 @@ test("resolve: spec path and native path map to /v1/chat/completions; other path
   t.deepEqual(adapter.resolve("/v1/chat/completions", "?trace=1", { model: "gpt-4o-mini" }), { path: "/v1/chat/completions?trace=1", model: "gpt-4o-mini", stream: false });
   t.deepEqual(adapter.resolve("//chat/completions/", "", {}), { path: "/v1/chat/completions", model: "", stream: false });
   t.is(adapter.resolve("/v1/models", "", undefined), null);
-  t.is(adapter.resolve("/v1/embeddings", "", { model: "text-embedding-3-small" }), null);
+  t.is(adapter.resolve("/v1/embeddings", "", { model: "text-embedding-3-small" })?.adapter?.answersWithText, false, "embeddings resolve to their own adapter (embeddings/openai-style.test.ts)");
+  t.is(adapter.resolve("/v1/audio/speech", "", { model: "tts-1" }), null);
   t.is(adapter.resolve("/v1/responses", "", { model: "gpt-4o" })?.adapter?.wire, "openai-responses", "the Responses API resolves to its own adapter (openai-responses.test.ts)");
   t.is(adapter.resolve("/v1/responses/resp_1", "", {}), null);
 });

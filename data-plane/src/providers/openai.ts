@@ -1,5 +1,6 @@
 // OpenAI adapter: POST /v1/chat/completions, Bearer auth, SSE `data:` chunks ending with `data: [DONE]`;
-// POST /v1/responses resolves to the Responses API's adapter (openai-responses.ts).
+// POST /v1/responses resolves to the Responses API's adapter (openai-responses.ts), POST /v1/embeddings to
+// the embeddings adapter (embeddings/openai-style.ts).
 import {
   ChatCompletionsObserver,
   chatAfterRedaction,
@@ -15,6 +16,7 @@ import {
   resolveChatCompletions,
   restoreSignedDetails,
 } from "./chat-completions.js";
+import { openAiStyleEmbeddingsAdapter } from "./embeddings/openai-style.js";
 import { resolveResponses } from "./openai-responses.js";
 import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
@@ -29,8 +31,9 @@ export const openaiAdapter: ProviderAdapter = {
   wire: "openai",
   defaultBaseUrl: "https://api.openai.com",
   authHeaders: ["authorization"],
-  // The chat path, or the Responses API (its target carries the Responses adapter).
-  resolve: (subPath, search, body) => resolveResponses(subPath, search, body) ?? resolveChatCompletions(subPath, search, body),
+  // The chat path, or the Responses API or embeddings (their targets carry their adapters; tried after
+  // chat, so a chat call does no more work than before).
+  resolve: (subPath, search, body) => resolveChatCompletions(subPath, search, body) ?? resolveResponses(subPath, search, body) ?? openaiEmbeddingsAdapter.resolve(subPath, search, body),
   inputExtrasText: chatInputExtrasText,
   promptParts: (body) => readSlots(body, chatPromptSlots),
   promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
@@ -51,3 +54,6 @@ export const openaiAdapter: ProviderAdapter = {
     return `data: ${JSON.stringify({ error })}\n\n`;
   },
 };
+
+/** POST /v1/embeddings (embeddings/openai-style.ts). */
+export const openaiEmbeddingsAdapter: ProviderAdapter = openAiStyleEmbeddingsAdapter(openaiAdapter);

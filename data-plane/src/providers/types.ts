@@ -77,6 +77,12 @@ export interface ResponseFacts {
   model?: string;
   /** Set when the answer is (or the stream carried) a provider error. */
   errorMessage?: string;
+  /**
+   * Streams only: the body ended cleanly but before the stream's end marker (OpenAI Responses: no
+   * response.completed / .incomplete / .failed), so the client holds an unfinished answer; the proxy
+   * records an error and ends the stream with the provider's error event. errorMessage says why.
+   */
+  endedEarly?: boolean;
 }
 
 /** Where and how to forward a governed request. */
@@ -91,7 +97,8 @@ export interface UpstreamTarget {
   body?: unknown;
   /**
    * The adapter of this endpoint's wire format when it is not the provider's chat API (OpenAI's
-   * Responses API): it reads and rewrites the request and the answer from here on.
+   * Responses API, the embeddings endpoints: providers/embeddings/): it reads and rewrites the request
+   * and the answer from here on.
    */
   adapter?: ProviderAdapter;
 }
@@ -119,8 +126,17 @@ export interface ProviderAdapter {
   /** Lower-case native credential headers to forward unchanged. */
   readonly authHeaders: readonly string[];
   /**
+   * False for an endpoint whose answer is no text for anyone to read (embeddings: vectors, never SSE):
+   * its trace gets no quality scores (there is no completion; a 0 `completion_finished` would distort the
+   * agent's quality figures), and a budget reservation reserves no output tokens for it (its body may set
+   * fields that read like an output maximum: Cohere embed `max_tokens` bounds each input). Absent: the
+   * answer is text (the chat APIs, the Responses API). Read once per request, after admission.
+   */
+  readonly answersWithText?: false;
+  /**
    * Maps what follows `/v1/proxy/<provider>` (subPath) and the query string (search, "" or "?…") to the
-   * native upstream path. Returns null for paths that are not a governed chat call.
+   * native upstream path. Returns null for paths that are not a governed call (chat, or another endpoint
+   * whose target carries its adapter: OpenAI's Responses API, the embeddings endpoints).
    * Throws {@link ProviderRequestError} when a governed path cannot be forwarded (Google spec path without a model).
    */
   resolve(subPath: string, search: string, body: unknown): UpstreamTarget | null;

@@ -18,7 +18,11 @@ test("inline images and audio count by their length; text-only requests carry no
     ["Gemini inline_data (snake case)", { contents: [{ parts: [{ inline_data: { mime_type: "image/jpeg", data: png } }] }] }, png.length],
     ["OpenAI Responses input_image data URL", { input: [{ role: "user", content: [{ type: "input_image", image_url: `data:image/png;base64,${png}` }] }] }, 22 + png.length],
     ["OpenAI Responses, text only", { model: "gpt-5", instructions: "terse", input: "what is https://example.com/a.png?", previous_response_id: null }, 0],
+    ["OpenAI Responses, function tool named like a hosted one", { model: "gpt-5", input: "hi", tools: [{ type: "function", name: "web_search", parameters: {} }] }, 0],
     ["Mistral image_url data string", { messages: [{ role: "user", content: [{ type: "image_url", image_url: `data:image/png;base64,${png}` }] }] }, 22 + png.length],
+    ["Cohere embed `images` (data URIs listed on their own)", { model: "embed-v4.0", input_type: "image", images: [`data:image/png;base64,${png}`, `data:image/png;base64,${png}`] }, 2 * (22 + png.length)],
+    ["Cohere embed inputs image_url part", { model: "embed-v4.0", inputs: [{ content: [{ type: "text", text: "a cat" }, { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } }] }] }, 22 + png.length],
+    ["Cohere embed texts (no data URI)", { model: "embed-v4.0", texts: ["data is not a data URI", "hello"] }, 0],
   ];
   for (const [label, body, chars] of cases) t.deepEqual(requestAttachments(body), { mediaChars: chars, unbounded: false }, label);
 });
@@ -44,6 +48,12 @@ test("documents and files referenced by URL or id make the input unbounded by th
     ["OpenAI Responses conversation id", { model: "gpt-5", conversation: "conv_1", input: "and then?" }],
     ["OpenAI Responses conversation object", { model: "gpt-5", conversation: { id: "conv_1" }, input: "and then?" }],
     ["OpenAI Responses stored prompt", { model: "gpt-5", prompt: { id: "pmpt_1", variables: { city: "Paris" } } }],
+    ["OpenAI Responses item_reference", { model: "gpt-5", input: [{ type: "item_reference", id: "msg_1" }, { role: "user", content: "and?" }] }],
+    ["OpenAI Responses web search tool", { model: "gpt-5", input: "news?", tools: [{ type: "web_search" }] }],
+    ["OpenAI Responses MCP tool", { model: "gpt-5", input: "crm?", tools: [{ type: "mcp", server_label: "crm", server_url: "https://crm.example.com/mcp" }] }],
+    ["Anthropic web search server tool", { model: "claude-sonnet-4-6", messages: [{ role: "user", content: "news?" }], tools: [{ type: "web_search_20250305", name: "web_search" }] }],
+    ["Gemini Google Search grounding", { contents: [{ parts: [{ text: "news?" }] }], tools: [{ googleSearch: {} }] }],
+    ["a PDF data URI listed on its own", { images: [`data:application/pdf;base64,${pdf}`] }],
   ];
   for (const [label, body] of cases) t.true(requestAttachments(body).unbounded, label);
 });

@@ -98,6 +98,13 @@ const REFERENCE_KEYS = new Set(["file_id", "fileUri", "file_uri", "document_url"
 /** Parent keys / part types under which a `url` names media to fetch (OpenAI/Mistral image_url, Anthropic source, Cohere). */
 const MEDIA_URL_HOLDERS = new Set(["image_url", "source", "input_image", "audio_url", "video_url"]);
 const DOCUMENT_TYPE = /pdf|document|msword|officedocument|opendocument|rtf|epub/i;
+/**
+ * Tools the provider runs, feeding their results back to the model as input it bills (OpenAI Responses
+ * web/file search, MCP, code interpreter; Anthropic server tools `web_search_…`, `web_fetch_…`,
+ * `code_execution_…`; Gemini `googleSearch`, `urlContext`, `codeExecution`): the input is unbounded.
+ */
+const HOSTED_TOOL_TYPE = /^(?:web_search|file_search|mcp$|code_interpreter$|web_fetch|code_execution)/;
+const HOSTED_TOOL_KEYS = new Set(["googleSearch", "google_search", "googleSearchRetrieval", "google_search_retrieval", "urlContext", "url_context", "codeExecution", "code_execution"]);
 const DATA_URL = /^data:([^;,]*)/;
 
 /**
@@ -117,6 +124,13 @@ export function requestAttachments(body: unknown): RequestAttachments {
     const parent = parents.pop()!;
     if (Array.isArray(value)) {
       for (const v of value) {
+        if (typeof v === "string") {
+          // A data URI listed on its own (Cohere embed `images`): media as in a field.
+          const data = DATA_URL.exec(v);
+          if (data && DOCUMENT_TYPE.test(data[1]!)) unbounded = true;
+          else if (data) mediaChars += v.length;
+          continue;
+        }
         holders.push(v);
         parents.push(parent);
       }
@@ -146,7 +160,9 @@ export function requestAttachments(body: unknown): RequestAttachments {
         parents.push(k);
       }
     }
-    if (o.type === "document" || o.type === "input_file" || o.type === "file" || o.type === "document_url") unbounded = true;
+    if (o.type === "document" || o.type === "input_file" || o.type === "file" || o.type === "document_url" || o.type === "item_reference") unbounded = true;
+    // A provider-run tool whose results come back as billed input over internal turns (search, fetch, MCP, code).
+    if (parent === "tools" && (HOSTED_TOOL_TYPE.test(typeof o.type === "string" ? o.type : "") || Object.keys(o).some((k) => HOSTED_TOOL_KEYS.has(k)))) unbounded = true;
   }
   return { mediaChars, unbounded };
 }

@@ -266,7 +266,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         // only when the budget is close: far from the limit the request body's length decides the same,
         // since it holds the prompt and the tool definitions as UTF-8 (or longer escapes) and no token
         // count exceeds a text's bytes (BudgetLedger.reserve).
-        const maxOut = maxOutputTokens(body, adapter.name, model);
+        // An answer without text (embeddings) bills no output: none is reserved (adapter.answersWithText).
+        const maxOut = adapter.answersWithText === false ? 0 : maxOutputTokens(body, adapter.name, model);
         const atPrice = reservationPrice(adapter.name, price);
         const cost = (inputTokens: number) => (atPrice ? costOf(atPrice, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
         // Inline media count by their length (no fewer characters than tokens); a document or a file
@@ -433,9 +434,11 @@ export function createProxyHandler(deps: ProxyDeps) {
           draft.status = "error";
           draft.errorCode = isAbort(relay.upstreamError) ? "client_closed" : upstreamFailure(relay.upstreamError, adapter.name).code;
         } else if (facts.errorMessage !== undefined && draft.status === "success") {
-          draft.status = "error"; // the provider's own mid-stream error event
+          draft.status = "error"; // the provider's own mid-stream error event, or a stream cut short (endedEarly)
           draft.errorCode = "upstream_stream_error";
         }
+        // A stream that ended before its end marker: the client learns it from the provider's error event.
+        const endedEarly = facts.endedEarly === true && draft.errorCode === "upstream_stream_error" && relay.upstreamError === undefined && !relay.stopped;
         responded = true;
         if (!clientGone) {
           if ((relay.upstreamError !== undefined && !relay.stopped) || relay.governorError !== undefined) {
@@ -450,6 +453,7 @@ export function createProxyHandler(deps: ProxyDeps) {
               res.end();
             }
           } else {
+            if (endedEarly && isSse && relay.atBoundary) res.write(adapter.errorEvent(facts.errorMessage ?? "stream ended early", draft.errorCode, { status: 502, details: { trace_id: traceId } }));
             if (trailers) res.addTrailers({ "X-Service-Cost": formatUsd(draft.cost.totalCost) });
             res.end();
           }
@@ -553,6 +557,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       // next turn, after the answer has been written.
       const afterAnswer = () => {
         let tq = performance.now();
+        // An answer without text (embeddings) has no completion to score: no quality scores, no quality_score span.
+        const scored = adapter.answersWithText !== false;
         try {
           if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") {
             // A stream no governor judged: its completion is scanned here, timed as pii_scan (not quality_score).
@@ -562,11 +568,11 @@ export function createProxyHandler(deps: ProxyDeps) {
             tq = t;
           }
           draft.completion = completionText;
-          draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
+          if (scored) draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
         } catch (e) {
           deps.onError(e, "proxy.after_answer");
         }
-        spans.quality_score = performance.now() - tq;
+        if (scored) spans.quality_score = performance.now() - tq;
         emit();
       };
       if (deps.answersWaitForTraces) afterAnswer();

@@ -1,7 +1,9 @@
 // Fake Cohere API v2: POST /v2/chat (JSON and SSE: message-start, content-*, tool-plan-delta,
-// tool-call-*, message-end with billed_units/tokens usage), native {id, message} error bodies.
+// tool-call-*, message-end with billed_units/tokens usage), POST /v2/embed (embeddings-fake.ts), native
+// {id, message} error bodies.
 import type { FakeContext, FakeReply } from "./reply.js";
 import { bearer, chunks, completionText, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
+import { cohereEmbedFake } from "./embeddings-fake.js";
 
 type Headers = Record<string, string>;
 const LOWER = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -25,11 +27,12 @@ export function cohereFake(ctx: FakeContext): FakeReply {
   const headers: Headers = { "x-debug-trace-id": traceId, "x-endpoint-monthly-call-limit": "1000", "num_chars": "0" };
   const error = (status: number, message?: string): FakeReply =>
     json(status, headers, { id: ctx.ids.next("", 8) + "-0000-4000-8000-" + ctx.ids.next("", 12), message: message ?? DEFAULT_MESSAGES[status] ?? "internal server error" });
-  if (ctx.method !== "POST" || ctx.path !== "/v2/chat") return error(404, `not found: ${ctx.method} ${ctx.path}`);
+  if (ctx.method !== "POST" || (ctx.path !== "/v2/chat" && ctx.path !== "/v2/embed")) return error(404, `not found: ${ctx.method} ${ctx.path}`);
   if (bearer(ctx.headers) === undefined) return error(401, "no api key supplied");
   if (ctx.script.error) return error(ctx.script.error.status, ctx.script.error.message);
   if (ctx.jsonError || !isRecord(ctx.body)) return error(400, "invalid request: could not parse JSON body");
   const body = ctx.body;
+  if (ctx.path === "/v2/embed") return cohereEmbedFake(ctx, headers, error);
   if (typeof body.model !== "string") return error(400, "invalid request: model must be specified");
   if (!Array.isArray(body.messages)) return error(400, "invalid request: messages must be specified");
 

@@ -1,12 +1,14 @@
 // Fake Gemini API: POST /{v1,v1beta}/models/{model}:generateContent and :streamGenerateContent
-// (alt=sse → SSE with CRLF delimiters, otherwise a streamed JSON array), GET /v1beta/models,
-// x-goog-api-key or ?key= auth, google.rpc.Status error bodies.
+// (alt=sse → SSE with CRLF delimiters, otherwise a streamed JSON array), :embedContent and
+// :batchEmbedContents (embeddings-fake.ts), GET /v1beta/models, x-goog-api-key or ?key= auth,
+// google.rpc.Status error bodies.
 import type { FakeContext, FakeReply } from "./reply.js";
 import { chunks, completionText, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
+import { googleEmbedFake } from "./embeddings-fake.js";
 
 type Headers = Record<string, string>;
 
-const PATH = /^\/(v1|v1beta|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+const PATH = /^\/(v1|v1beta|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent|embedContent|batchEmbedContents)$/;
 const STATUS: Record<number, string> = {
   400: "INVALID_ARGUMENT",
   401: "UNAUTHENTICATED",
@@ -69,6 +71,9 @@ export function googleFake(ctx: FakeContext): FakeReply {
     return status(e.status, message ?? "Internal error", headers, details);
   }
   if (ctx.jsonError || !isRecord(ctx.body)) return status(400, "Invalid JSON payload received. Unexpected token.", headers);
+  if (match[3] === "embedContent" || match[3] === "batchEmbedContents") {
+    return googleEmbedFake(ctx, decodeURIComponent(match[2] ?? ""), match[3] === "batchEmbedContents", (code, message) => status(code, message, headers), { ...headers, "content-type": "application/json; charset=UTF-8" });
+  }
   const body = ctx.body;
   for (const field of Object.keys(body)) {
     if (!KNOWN_FIELDS.has(field)) return status(400, `Invalid JSON payload received. Unknown name "${field}": Cannot find field.`, headers);

@@ -6,3 +6,4 @@ export type { FakeError, FakeProviderName, FakeProviders, FakeScript, FakeToolCa
 export { nativeRequest } from "./native-requests.js";
 export type { NativeRequest } from "./native-requests.js";
 export { fetchWithAppendedEvent } from "./error-splice.js";
+export { base64Vector, fakeVector } from "./embeddings-fake.js";

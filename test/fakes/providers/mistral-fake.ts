@@ -1,8 +1,9 @@
 // Fake Mistral API: POST /v1/chat/completions (JSON and SSE with usage in the last chunk, tool calls
-// whole in one delta), native error bodies.
+// whole in one delta), POST /v1/embeddings (embeddings-fake.ts), native error bodies.
 import type { FakeContext, FakeReply } from "./reply.js";
 import { bearer, chunks, completionText, CREATED, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
 import type { FakeError } from "./types.js";
+import { openAiStyleEmbeddingsFake } from "./embeddings-fake.js";
 
 type Headers = Record<string, string>;
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -43,13 +44,16 @@ function usageBody(ctx: FakeContext): Record<string, unknown> {
 export function mistralFake(ctx: FakeContext): FakeReply {
   const requestId = ctx.ids.next("", 32);
   const headers: Headers = { "mistral-correlation-id": requestId, "x-kong-request-id": ctx.ids.next("", 24) };
-  if (ctx.method !== "POST" || ctx.path !== "/v1/chat/completions") return json(404, headers, { detail: "Not Found" });
+  if (ctx.method !== "POST" || (ctx.path !== "/v1/chat/completions" && ctx.path !== "/v1/embeddings")) return json(404, headers, { detail: "Not Found" });
   if (bearer(ctx.headers) === undefined) return json(401, headers, { message: "Unauthorized", request_id: requestId });
   if (ctx.script.error) return scriptedError(ctx.script.error, headers, requestId);
   if (ctx.jsonError || !isRecord(ctx.body)) {
     return json(400, headers, errorBody("Invalid JSON body", "invalid_request_error", null));
   }
   const body = ctx.body;
+  if (ctx.path === "/v1/embeddings") {
+    return openAiStyleEmbeddingsFake(ctx, headers, "mistral", (status, message, param) => json(status, headers, { detail: [{ type: "missing", loc: ["body", param], msg: message, input: body }] }));
+  }
   if (typeof body.model !== "string" || !Array.isArray(body.messages)) {
     return json(422, headers, { detail: [{ type: "missing", loc: ["body", typeof body.model !== "string" ? "model" : "messages"], msg: "Field required", input: body }] });
   }

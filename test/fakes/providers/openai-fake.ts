@@ -1,9 +1,11 @@
 // Fake OpenAI API: POST /v1/chat/completions (JSON and SSE, tool calls, include_usage), POST /v1/responses
-// (openai-responses-fake.ts), GET /v1/models, native error bodies {error:{message,type,param,code}}.
+// (openai-responses-fake.ts), POST /v1/embeddings (embeddings-fake.ts), GET /v1/models, native error
+// bodies {error:{message,type,param,code}}.
 import type { FakeContext, FakeReply } from "./reply.js";
 import { bearer, chunks, completionText, CREATED, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
 import type { FakeError } from "./types.js";
 import { openaiResponsesFake } from "./openai-responses-fake.js";
+import { openAiStyleEmbeddingsFake } from "./embeddings-fake.js";
 
 type Headers = Record<string, string>;
 
@@ -54,7 +56,7 @@ export function openaiFake(ctx: FakeContext): FakeReply {
   if (ctx.method === "GET" && ctx.path === "/v1/models") {
     return json(200, headers, { object: "list", data: [{ id: "gpt-4o", object: "model", created: CREATED, owned_by: "system" }] });
   }
-  if (ctx.method !== "POST" || (ctx.path !== "/v1/chat/completions" && ctx.path !== "/v1/responses")) {
+  if (ctx.method !== "POST" || (ctx.path !== "/v1/chat/completions" && ctx.path !== "/v1/responses" && ctx.path !== "/v1/embeddings")) {
     return json(404, headers, errorBody(`Invalid URL (${ctx.method} ${ctx.path})`, "invalid_request_error", null, null));
   }
   if (bearer(ctx.headers) === undefined) {
@@ -66,6 +68,7 @@ export function openaiFake(ctx: FakeContext): FakeReply {
   }
   const body = ctx.body;
   if (ctx.path === "/v1/responses") return openaiResponsesFake(ctx, headers, errorBody);
+  if (ctx.path === "/v1/embeddings") return openAiStyleEmbeddingsFake(ctx, headers, "openai", (status, message, param) => json(status, headers, errorBody(message, "invalid_request_error", param, null)));
   if (typeof body.model !== "string" || body.model === "") {
     return json(400, headers, errorBody("you must provide a model parameter", "invalid_request_error", null, null));
   }

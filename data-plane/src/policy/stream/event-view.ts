@@ -48,6 +48,12 @@ export interface EventView {
   repeats?: TextPiece[];
   /** Fields that repeat a tool call's whole arguments (the call ends with this event), set like `repeats`. */
   toolRepeats?: ToolRepeat[];
+  /**
+   * Fields that spell the text another way (log probabilities: the tokens of the text, with their
+   * bytes): set to `empty` in every governed event that has them, since a held or redacted text's
+   * tokens would leave with them.
+   */
+  drops?: { holder: Json; key: string; empty: unknown }[];
 }
 
 /** A field repeating the whole arguments of tool call `call` (JSON text, or a custom tool's free text). */

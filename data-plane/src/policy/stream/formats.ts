@@ -138,6 +138,8 @@ const chatCompletions = (wholeToolCalls: boolean): StreamFormat => ({
           }
         }
       }
+      // Log probabilities spell the text token by token: dropped from every governed chunk.
+      if (raw.logprobs !== undefined && raw.logprobs !== null) (view.drops ??= []).push({ holder: raw, key: "logprobs", empty: null });
       // Reasoning comes before the answer: its held tail leaves before the first answer text, not after it.
       if (answered) view.endsReasoning!.push(...reasoningChannels(i));
       if (raw.finish_reason !== null && raw.finish_reason !== undefined) {

@@ -1189,3 +1189,15 @@ test("a leading UTF-8 BOM (ignored by SSE parsers) does not let the first event 
     }
   }
 });
+
+test("openai chat: log probabilities are dropped from governed chunks and from a redacted JSON answer", (t) => {
+  const chunk = (content: string) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, logprobs: { content: [{ token: content, logprob: -0.1, bytes: [...Buffer.from(content)], top_logprobs: [] }] }, finish_reason: null }] })}\n\n`;
+  const stream = Buffer.from(chunk("SSN 536-22-") + chunk("8726 noted") + "data: [DONE]\n\n", "utf8");
+  const out = run(governor("openai", [policy("redact", { piiTypes: ["ssn"] })]), [stream]).toString("utf8");
+  t.false(out.includes("8726"), out);
+  t.false(out.includes('"logprobs":{'), "every chunk's logprobs dropped");
+  const json = { choices: [{ index: 0, message: { role: "assistant", content: "SSN 536-22-8726" }, logprobs: { content: [{ token: "536", logprob: -1 }] }, finish_reason: "stop" }] };
+  const redacted = getProvider("openai")!.mapCompletionText(json, (s) => s.replace("536-22-8726", "[REDACTED:ssn]")) as typeof json;
+  getProvider("openai")!.afterRedaction!(json, redacted, (s) => s);
+  t.is(redacted.choices[0]!.logprobs as unknown, null);
+});

@@ -400,7 +400,7 @@ class Governor implements StreamGovernor {
     const toolArgs = this.windowChars > 0 ? view.toolArgs : undefined;
     const toolEnds = this.tools.size > 0 && (view.endsStream || view.endsToolGroups !== undefined);
     const toolRepeats = this.windowChars > 0 ? view.toolRepeats : undefined;
-    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds && !view.repeats && !toolRepeats) return this.emit(block.raw);
+    if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds && !view.repeats && !toolRepeats && !view.drops) return this.emit(block.raw);
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -500,6 +500,12 @@ class Governor implements StreamGovernor {
       if (endingCalls.some((e) => e.rewritten)) changed = true;
     } else for (const e of endingCalls) before += this.toolInserted(e, this.releaseCall(e));
     if (repeats) changed = this.setRepeats(repeats) || changed;
+    for (const d of view.drops ?? []) {
+      const v = d.holder[d.key];
+      if (v === undefined || v === null || v === d.empty || (Array.isArray(v) && v.length === 0)) continue;
+      d.holder[d.key] = d.empty;
+      changed = true;
+    }
     if (view.signature) this.sealSigned(view.signature.channel);
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
@@ -638,7 +644,10 @@ class Governor implements StreamGovernor {
     for (const [r, ch] of plan.channels) set(r, ch.sent.toString());
     for (const [r, temp] of plan.alone) set(r, this.redactedValuesIn(this.release(temp, true, undefined, true)));
     for (const [r, call] of plan.calls) set(r, "scanned" in call ? (this.endedCalls.get(call.name)?.value ?? call.original) : call.value);
-    for (const [r, e] of plan.aloneCalls) set(r, this.redactCall(e));
+    for (const [r, e] of plan.aloneCalls) {
+      set(r, this.redactCall(e));
+      if (e.rewritten) changed = true; // an object rewritten in place
+    }
     return changed;
   }
 

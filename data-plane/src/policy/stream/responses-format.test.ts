@@ -187,3 +187,64 @@ test.serial("without findings, every event but the deltas (whose text may move b
   t.deepEqual(blocks(out), blocks(bytes.toString("utf8")));
   t.is(finalTexts(out).deltas, "Nothing sensitive in this answer at all.");
 });
+
+const SSN = "536-22-8726";
+const done = (o: number, item: Record<string, unknown>) => ({ type: "response.output_item.done", sequence_number: 5, output_index: o, item });
+const completed = (output: Record<string, unknown>[]) => ({ type: "response.completed", sequence_number: 9, response: { id: "resp_1", status: "completed", output } });
+
+test("the action of a call the agent runs (computer, shell, local shell, apply patch) is redacted in its item and the final response, or blocks", (t) => {
+  const items = [
+    { id: "cu_1", type: "computer_call", call_id: "c1", status: "completed", action: { type: "type", text: `SSN ${SSN}` } },
+    { id: "sh_1", type: "shell_call", call_id: "c2", status: "completed", action: { commands: [`echo ${SSN} > /tmp/x`] } },
+    { id: "ls_1", type: "local_shell_call", call_id: "c3", status: "completed", action: { type: "exec", command: ["bash", "-c", `echo ${SSN}`], env: {} } },
+    { id: "ap_1", type: "apply_patch_call", call_id: "c4", status: "completed", operation: { type: "create_file", path: "a.txt", diff: `+SSN ${SSN}` } },
+  ];
+  const stream = sse([created, ...items.map((item, o) => ({ type: "response.output_item.added", sequence_number: 1, output_index: o, item: { ...item, status: "in_progress" } })), ...items.map((item, o) => done(o, item)), completed(items)]);
+  const out = run(governor([policy("redact", ["ssn"])]), stream);
+  t.false(out.includes(SSN), "no copy of the value left");
+  const final = (events(out).find((e) => e.json.type === "response.completed")!.json.response as { output: Record<string, unknown>[] }).output;
+  t.deepEqual((final[0]!.action as { text: string }).text, "SSN [REDACTED:ssn]");
+  t.deepEqual((final[1]!.action as { commands: string[] }).commands, ["echo [REDACTED:ssn] > /tmp/x"]);
+  t.deepEqual((final[3]!.operation as { diff: string }).diff, "+SSN [REDACTED:ssn]");
+  const g = governor([policy("block", ["ssn"])]);
+  const blocked = run(g, stream);
+  t.true(g.stopped);
+  t.false(blocked.includes(SSN));
+});
+
+test("hosted tools' texts (search queries, results, code and its logs, MCP arguments) are judged and redacted", (t) => {
+  const code = `print("${SSN}")`;
+  const stream = sse([
+    created,
+    { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } },
+    done(0, { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: `owner of ${SSN}` } }),
+    { type: "response.output_item.added", sequence_number: 2, output_index: 1, item: { id: "ci_1", type: "code_interpreter_call", status: "in_progress", code: "" } },
+    ...[code.slice(0, 9), code.slice(9)].map((delta) => ({ type: "response.code_interpreter_call_code.delta", sequence_number: 3, item_id: "ci_1", output_index: 1, delta })),
+    { type: "response.code_interpreter_call_code.done", sequence_number: 4, item_id: "ci_1", output_index: 1, code },
+    done(1, { id: "ci_1", type: "code_interpreter_call", status: "completed", code, outputs: [{ type: "logs", logs: SSN }] }),
+    done(2, { id: "fs_1", type: "file_search_call", status: "completed", queries: [`SSN ${SSN}`], results: [{ file_id: "f", text: `row ${SSN}` }] }),
+    done(3, { id: "mr_1", type: "mcp_approval_request", name: "lookup", server_label: "crm", arguments: JSON.stringify({ ssn: SSN }) }),
+  ]);
+  const out = run(governor([policy("redact", ["ssn"])]), stream);
+  t.false(out.includes(SSN), out);
+  const list = events(out);
+  t.is(list.filter((e) => e.json.type === "response.code_interpreter_call_code.delta").map((e) => e.json.delta).join(""), 'print("[REDACTED:ssn]")');
+  t.is(list.find((e) => e.json.type === "response.code_interpreter_call_code.done")!.json.code, 'print("[REDACTED:ssn]")');
+  t.is(((list.find((e) => e.json.type === "response.output_item.done")!.json.item as { action: { query: string } }).action.query), "owner of [REDACTED:ssn]");
+});
+
+test("log probabilities are dropped from governed events: the tokens of held or redacted text never leave", (t) => {
+  const lp = (token: string) => [{ token, bytes: [...Buffer.from(token)], logprob: -0.1, top_logprobs: [] }];
+  const text = `SSN ${SSN}.`;
+  const stream = sse([
+    created,
+    { type: "response.output_text.delta", sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: text, logprobs: lp(text) },
+    { type: "response.output_text.done", sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, text, logprobs: lp(text) },
+    { type: "response.content_part.done", sequence_number: 3, item_id: "msg_1", output_index: 0, content_index: 0, part: { type: "output_text", text, annotations: [], logprobs: lp(text) } },
+    completed([{ ...item, content: [{ type: "output_text", text, annotations: [], logprobs: lp(text) }] }]),
+  ]);
+  const out = run(governor([policy("redact", ["ssn"])]), stream);
+  t.false(out.includes("8726"), out);
+  t.false(out.includes(JSON.stringify([...Buffer.from("8726")]).slice(1, -1)));
+  t.is(finalTexts(out).message[0], "SSN [REDACTED:ssn].");
+});

@@ -6,9 +6,13 @@
 // repeats: each is a `repeat` of its channel, set to the whole text the client got. Function and custom
 // tool calls are calls `o` / `o:custom` (group `o`), their arguments' fragments in
 // function_call_arguments.delta / custom_tool_call_input.delta, repeated whole by their `.done` event,
-// output_item.done and the final response.
+// output_item.done and the final response. The action of a call the agent runs (computer, shell, apply
+// patch) comes whole in its item and is judged alone each time; a hosted tool's code and MCP arguments
+// stream in channels `o:0:code` / `o:0:mcp`, its other texts (search queries, results, logs, outputs)
+// are judged and redacted alone. Log probabilities (the text's tokens) are dropped from governed events.
 import { URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
-import { RESPONSE_TERMINAL_EVENTS } from "../../providers/openai-responses.js";
+import { agentActionKey, hostedToolSlots, RESPONSE_TERMINAL_EVENTS } from "../../providers/openai-responses.js";
+import type { TextSlot } from "../../providers/text-slots.js";
 import { asArray, EMPTY, isObject, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type ToolRepeat } from "./event-view.js";
 
 const num = (v: unknown, fallback = 0): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : fallback);
@@ -27,6 +31,34 @@ function toolRepeat(call: string, kind: "json" | "text", holder: Json, key: stri
 function view(): EventView {
   return { pieces: [], endsChannels: [], endsStream: false };
 }
+
+/** Log probabilities (the text's tokens) of an event or a part: dropped (policy/stream/event-view.ts `drops`). */
+function dropLogprobs(v: EventView, holder: Json): void {
+  if (Array.isArray(holder.logprobs) && holder.logprobs.length > 0) (v.drops ??= []).push({ holder, key: "logprobs", empty: [] });
+}
+
+/** A text slot as a quote holder whose `text` reads and writes the slot (a value nested in arrays, a JSON leaf). */
+function slotHolder(s: TextSlot): Json {
+  return {
+    get text() {
+      return s.get();
+    },
+    set text(value: unknown) {
+      s.set(value as string);
+    },
+  };
+}
+
+/** Texts of a hosted tool's item (providers/openai-responses.ts hostedToolSlots): judged and redacted on their own. */
+function hostedTexts(v: EventView, item: Json): void {
+  for (const s of hostedToolSlots(item, true)) ownTexts(v, slotHolder(s), ["text"]);
+}
+
+/** The channels of the texts a hosted tool streams in deltas of their own: code interpreter code, MCP call arguments. */
+const STREAMED_TOOL_TEXT: Readonly<Record<string, { key: string; kind: string }>> = {
+  code_interpreter_call: { key: "code", kind: "code" },
+  mcp_call: { key: "arguments", kind: "mcp" },
+};
 
 /** The channel of content part c of output item o, by the part's type (undefined: no text). */
 function partChannel(o: number, c: number, type: unknown): string | undefined {
@@ -52,6 +84,7 @@ function partFields(v: EventView, o: number, c: number, part: unknown, repeat: b
     } else v.pieces.push(piece(channel, part, key));
   }
   for (const annotation of asArray(part.annotations)) annotationQuote(v, channel, annotation);
+  dropLogprobs(v, part);
 }
 
 function annotationQuote(v: EventView, channel: string, annotation: unknown): void {
@@ -85,6 +118,19 @@ function itemFields(v: EventView, o: number, item: unknown, repeat: boolean): vo
       (v.endsToolGroups ??= []).push(String(o));
     } else (v.toolArgs ??= []).push(toolPiece(call.name, String(o), item, call.key, call.kind));
   }
+  // The action of a call the agent runs (computer, shell, apply patch): it comes whole in the item, judged alone each time.
+  const action = agentActionKey(item);
+  if (action !== undefined && item[action] !== undefined && item[action] !== null) (v.toolRepeats ??= []).push(toolRepeat(`${o}:${action}`, "json", item, action));
+  // A hosted tool's code or MCP arguments: a channel of their own (their deltas); its other texts alone.
+  const streamed = typeof item.type === "string" ? STREAMED_TOOL_TEXT[item.type] : undefined;
+  if (streamed && typeof item[streamed.key] === "string") {
+    const channel = `${o}:0:${streamed.kind}`;
+    if (repeat) {
+      (v.repeats ??= []).push(piece(channel, item, streamed.key));
+      v.endsChannels.push(channel);
+    } else v.pieces.push(piece(channel, item, streamed.key));
+  }
+  hostedTexts(v, item);
 }
 
 export const responsesFormat: StreamFormat = {
@@ -101,6 +147,22 @@ export const responsesFormat: StreamFormat = {
       case "response.reasoning_text.delta": {
         const kind = type === "response.refusal.delta" ? "refusal" : type === "response.reasoning_text.delta" ? "reasoning_text" : "output_text";
         if (typeof json.delta === "string") v.pieces.push(piece(partChannel(o, c, kind)!, json, "delta"));
+        dropLogprobs(v, json);
+        return v;
+      }
+      case "response.code_interpreter_call_code.delta":
+      case "response.mcp_call_arguments.delta": {
+        const kind = type === "response.mcp_call_arguments.delta" ? "mcp" : "code";
+        if (typeof json.delta === "string") v.pieces.push(piece(`${o}:0:${kind}`, json, "delta"));
+        return v;
+      }
+      case "response.code_interpreter_call_code.done":
+      case "response.mcp_call_arguments.done": {
+        const kind = type === "response.mcp_call_arguments.done" ? "mcp" : "code";
+        const key = kind === "mcp" ? "arguments" : "code";
+        const channel = `${o}:0:${kind}`;
+        if (typeof json[key] === "string") (v.repeats ??= []).push(piece(channel, json, key));
+        v.endsChannels.push(channel);
         return v;
       }
       case "response.reasoning_summary_text.delta":
@@ -114,6 +176,7 @@ export const responsesFormat: StreamFormat = {
         const channel = partChannel(o, c, kind)!;
         if (typeof json[key] === "string") (v.repeats ??= []).push(piece(channel, json, key));
         v.endsChannels.push(channel);
+        dropLogprobs(v, json);
         return v;
       }
       case "response.reasoning_summary_text.done": {
@@ -164,19 +227,30 @@ export const responsesFormat: StreamFormat = {
         if (!isObject(json.response)) return EMPTY;
         asArray(json.response.output).forEach((item, index) => itemFields(v, index, item, true));
         if (RESPONSE_TERMINAL_EVENTS.has(type)) v.endsStream = true;
-        return v.repeats || v.toolRepeats || v.quotes || v.endsStream ? v : EMPTY;
+        return v.pieces.length > 0 || v.repeats || v.toolRepeats || v.quotes || v.drops || v.endsStream ? v : EMPTY;
       }
     }
   },
   textEvent(channel, text, template) {
     const [o, k, kind] = channel.split(":") as [string, string, string | undefined];
     const t = isObject(template.json) ? template.json : {};
-    const type = kind === "refusal" ? "response.refusal.delta" : kind === "reasoning" ? "response.reasoning_text.delta" : kind === "summary" ? "response.reasoning_summary_text.delta" : "response.output_text.delta";
+    const type =
+      kind === "refusal"
+        ? "response.refusal.delta"
+        : kind === "reasoning"
+          ? "response.reasoning_text.delta"
+          : kind === "summary"
+            ? "response.reasoning_summary_text.delta"
+            : kind === "code"
+              ? "response.code_interpreter_call_code.delta"
+              : kind === "mcp"
+                ? "response.mcp_call_arguments.delta"
+                : "response.output_text.delta";
     const json: Json = { type };
     if (t.sequence_number !== undefined) json.sequence_number = t.sequence_number;
     json.item_id = t.item_id ?? (isObject(t.item) ? t.item.id : undefined);
     json.output_index = Number(o);
-    json[kind === "summary" ? "summary_index" : "content_index"] = Number(k);
+    if (kind !== "code" && kind !== "mcp") json[kind === "summary" ? "summary_index" : "content_index"] = Number(k);
     json.delta = text;
     if (kind === undefined) json.logprobs = [];
     return { event: type, json };
