@@ -58,7 +58,7 @@ export function looksLikePassword(value: string): boolean {
     else if (c >= 48 && c <= 57) digit = 1;
     else symbol = 1;
   }
-  if (new Set(value).size <= 2) return false; // xxxxxx, x1x1x1x1
+  if (new Set(value).size <= 2) return false; // one or two characters repeated: aaaaaa, a1a1a1a1
   if ((lower || upper) && digit) return true;
   return lower + upper + digit + symbol >= 3;
 }
