@@ -194,7 +194,7 @@ function contentText(message: JsonObject): string {
 }
 
 /** The model-written strings of a url_citation besides its offsets: redacted on their own. */
-const URL_CITATION_STRINGS = ["url", "title"] as const;
+export const URL_CITATION_STRINGS = ["url", "title"] as const;
 
 /**
  * After an outbound redaction, each `message.annotations[].url_citation` is moved onto the redacted
@@ -216,20 +216,28 @@ export function chatAfterRedaction(original: unknown, redacted: unknown, redactT
     const prior = before[i];
     const from = isObject(prior) && isObject(prior.message) ? contentText(prior.message) : undefined;
     const to = contentText(choice.message);
-    let map: RangeMapper | undefined | null = null;
-    for (const annotation of choice.message.annotations) {
-      if (!isObject(annotation) || !isObject(annotation.url_citation)) continue;
-      const citation = annotation.url_citation;
-      const placed = from === undefined ? undefined : placeQuote(citation, URL_CITATION, from, URL_CITATION_UNITS);
-      if (placed && map === null) map = from === undefined ? undefined : rangeMapper(from, to);
-      if (placed && map) moveQuote(citation, URL_CITATION, placed, to, map);
-      else {
-        const own = quoteText(citation, URL_CITATION);
-        if (own !== undefined) citation.text = redactText(own);
-      }
-      redactStrings(citation, URL_CITATION_STRINGS, redactText);
-    }
+    const citations = choice.message.annotations.flatMap((a) => (isObject(a) && isObject(a.url_citation) ? [a.url_citation] : []));
+    moveUrlCitations(citations, from, to, redactText);
   });
+}
+
+/**
+ * Moves url_citation objects (offsets into `from`, the original text) onto `to`, its redacted copy; one
+ * that cannot be placed keeps its offsets (a `text` of its own is redacted alone); its `url` and `title`
+ * are redacted on their own. Shared by chat completions and the Responses API (flat annotations there).
+ */
+export function moveUrlCitations(citations: readonly JsonObject[], from: string | undefined, to: string, redactText: (text: string) => string): void {
+  let map: RangeMapper | undefined | null = null;
+  for (const citation of citations) {
+    const placed = from === undefined ? undefined : placeQuote(citation, URL_CITATION, from, URL_CITATION_UNITS);
+    if (placed && map === null) map = from === undefined ? undefined : rangeMapper(from, to);
+    if (placed && map) moveQuote(citation, URL_CITATION, placed, to, map);
+    else {
+      const own = quoteText(citation, URL_CITATION);
+      if (own !== undefined) citation.text = redactText(own);
+    }
+    redactStrings(citation, URL_CITATION_STRINGS, redactText);
+  }
 }
 
 /**

@@ -13,10 +13,8 @@
 import { argumentsText, asArray, asCount, asString, fieldsJson, isObject, tryParseJson } from "./json.js";
 import type { JsonObject } from "./json.js";
 import { ProviderRequestError } from "./errors.js";
-import { moveQuote, placeQuote, quoteText, redactStrings } from "./quotes.js";
-import { rangeMapper } from "./shift-range.js";
 import { SseParser } from "./sse-parser.js";
-import { URL_CITATION, URL_CITATION_UNITS } from "./chat-completions.js";
+import { moveUrlCitations, URL_CITATION_STRINGS } from "./chat-completions.js";
 import { normalizeSearch, normalizeSubPath } from "./paths.js";
 import { argumentSlots, joinGroups, mapGroups, mapSlots, pushAll, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
@@ -352,8 +350,6 @@ function outputTextParts(json: unknown): JsonObject[] {
   return parts;
 }
 
-const CITATION_STRINGS = ["url", "title"] as const;
-
 /**
  * After an outbound redaction, each output_text part's url_citation annotations are moved onto the
  * part's redacted text (their offsets count in the part), as chat completions' are
@@ -370,21 +366,8 @@ export function responsesAfterRedaction(original: unknown, redacted: unknown, re
   for (const part of outputTextParts(redacted)) if (Array.isArray(part.logprobs) && part.logprobs.length > 0) part.logprobs = [];
   const before = outputTextParts(original);
   outputTextParts(redacted).forEach((part, i) => {
-    const prior = before[i];
     const citations = urlCitations(part);
-    if (citations.length === 0) return;
-    const from = prior ? (prior.text as string) : undefined;
-    const to = part.text as string;
-    const map = from === undefined ? undefined : rangeMapper(from, to);
-    for (const citation of citations) {
-      const placed = from === undefined ? undefined : placeQuote(citation, URL_CITATION, from, URL_CITATION_UNITS);
-      if (placed && map) moveQuote(citation, URL_CITATION, placed, to, map);
-      else {
-        const own = quoteText(citation, URL_CITATION);
-        if (own !== undefined) citation.text = redactText(own);
-      }
-      redactStrings(citation, CITATION_STRINGS, redactText);
-    }
+    if (citations.length > 0) moveUrlCitations(citations, before[i]?.text as string | undefined, part.text as string, redactText);
   });
 }
 
@@ -393,7 +376,7 @@ export function responsesQuotedText(json: unknown): string {
   const out: string[] = [];
   for (const item of outputItems(json)) for (const s of hostedToolSlots(item)) out.push(s.get());
   for (const part of outputTextParts(json)) {
-    for (const citation of urlCitations(part)) for (const field of CITATION_STRINGS) if (typeof citation[field] === "string" && citation[field] !== "") out.push(citation[field]);
+    for (const citation of urlCitations(part)) for (const field of URL_CITATION_STRINGS) if (typeof citation[field] === "string" && citation[field] !== "") out.push(citation[field]);
   }
   return out.join("\n\n");
 }
@@ -436,12 +419,13 @@ export class ResponsesObserver implements StreamObserver {
 
   end(): ResponseFacts {
     this.parser.end();
-    const facts = parseResponsesAnswer(this.final ?? { output: this.builtOutput() });
+    const answer = this.final ?? { output: this.builtOutput() };
+    const facts = parseResponsesAnswer(answer);
     if (this.final === undefined && this.errorMessage === undefined && this.started) {
       facts.endedEarly = true;
       facts.errorMessage = "the stream ended before its final response (response.completed)";
     }
-    const args = toolArguments(this.final ?? { output: this.builtOutput() });
+    const args = toolArguments(answer);
     if (args.length > 0) facts.toolArguments = args;
     if (facts.model === undefined && this.model !== undefined) facts.model = this.model;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;

@@ -13,6 +13,7 @@
 // (a word of prose after ": " fails within a few characters), and only then is the identifier looked at.
 
 import type { PiiFinding } from "../types.js";
+import { startsWithLower } from "./value-after-name.js";
 
 /** Score of a generic secret: below JWT (0.8) and the prefixed keys, which win an equal span. */
 export const GENERIC_SECRET_SCORE = 0.7;
@@ -37,8 +38,8 @@ const NOT_SECRET_ENDINGS = ["pagetoken", "nexttoken", "continuationtoken", "sync
 const ENV_KEY_RE = /^[A-Z][A-Z0-9_]*_KEY$/;
 const MAX_NAME = 64;
 
-/** A-Z a-z 0-9 _ - . / + = */
-function isValueChar(c: number): boolean {
+/** A-Z a-z 0-9 _ - . / + = : the characters of a generated secret (also key-in-prose.ts). */
+export function isSecretChar(c: number): boolean {
   return isNameChar(c) || c === 47 || c === 43 || c === 61;
 }
 
@@ -56,7 +57,7 @@ function valueAfter(text: string, op: number): number {
   if (c === 92 && text.charCodeAt(i + 1) === 34) c = text.charCodeAt((i += 2)); // \"
   else if (c === 34 || c === 39 || c === 96) c = text.charCodeAt(++i);
   const start = i;
-  while (i - start <= MAX_VALUE && isValueChar(text.charCodeAt(i))) i++;
+  while (i - start <= MAX_VALUE && isSecretChar(text.charCodeAt(i))) i++;
   const len = i - start;
   if (len >= MIN_VALUE && len <= MAX_VALUE) return start;
   // A scheme word and its spaces ("Bearer …"), then the value.
@@ -68,20 +69,15 @@ function valueAfter(text: string, op: number): number {
   }
   if (n === 0) return -1;
   const vStart = i;
-  while (i - vStart <= MAX_VALUE && isValueChar(text.charCodeAt(i))) i++;
+  while (i - vStart <= MAX_VALUE && isSecretChar(text.charCodeAt(i))) i++;
   return i - vStart >= MIN_VALUE && i - vStart <= MAX_VALUE ? vStart : -1;
 }
 
-/** True when `text` at `at` holds `lower` in any case (ASCII letters), without allocating. */
-function startsWithLower(text: string, at: number, lower: string): boolean {
-  for (let k = 0; k < lower.length; k++) if ((text.charCodeAt(at + k) | 32) !== lower.charCodeAt(k)) return false;
-  return true;
-}
 
 /** End of the value that starts at `start` (valueAfter made sure it is 20–128 characters). */
 function valueEnd(text: string, start: number): number {
   let i = start;
-  while (isValueChar(text.charCodeAt(i))) i++;
+  while (isSecretChar(text.charCodeAt(i))) i++;
   return i;
 }
 

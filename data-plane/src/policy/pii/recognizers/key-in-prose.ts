@@ -9,15 +9,11 @@
 // occurrence a few character tests.
 
 import type { PiiFinding } from "../types.js";
-import { GENERIC_SECRET_SCORE, looksGenerated } from "./generic-secret.js";
+import { GENERIC_SECRET_SCORE, isSecretChar, looksGenerated } from "./generic-secret.js";
 import { startsWithLower, valueAfterName } from "./value-after-name.js";
 
 const MIN_VALUE = 20;
 const MAX_VALUE = 128;
-/** A-Z a-z 0-9 _ - . / + = (generic-secret.ts's value characters). */
-function isKeyChar(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 45 || c === 46 || c === 47 || c === 43 || c === 61;
-}
 
 /** [probe, the word it belongs to (lower case), where the probe starts in it]. */
 const PROBES: readonly [string, string, number][] = [
@@ -43,7 +39,7 @@ export function scanKeysInProse(text: string, out: PiiFinding[]): void {
       const value = valueAfterName(text, start + word.length);
       if (value === -1) continue;
       let stop = value;
-      while (stop - value <= MAX_VALUE && isKeyChar(text.charCodeAt(stop))) stop++;
+      while (stop - value <= MAX_VALUE && isSecretChar(text.charCodeAt(stop))) stop++;
       let end = stop;
       while (end > value && text.charCodeAt(end - 1) === 46) end--; // the full stop of a sentence
       const token = text.slice(value, end);
