@@ -1,13 +1,13 @@
 // The injection scorer's cheap checks find exactly what their straightforward forms find (kept here
 // as references): the probing base64/hex run finder, the one-regex ROT13 mention, the ASCII test, and
-// the trigger prefilter (a feature skipped for want of a trigger could not have matched).
+// the leet hint, the trigger prefilter (a feature skipped for want of a trigger could not have matched).
 import test from "ava";
 import { decodePayloads } from "./decode-payloads.js";
 import { FEATURES } from "./features.js";
 import { injectionScore } from "./injection-score.js";
 import { normalizeForScan } from "./normalize.js";
 import { loadInjectionFixtures } from "./fixtures/load-fixtures.js";
-import { rot13Variant } from "./variants.js";
+import { hasLeetHint, rot13Variant } from "./variants.js";
 import { isAscii } from "../is-ascii.js";
 import { createRng } from "../pii/fixtures/prng.js";
 
@@ -97,6 +97,27 @@ test("ROT13 is computed exactly when the text mentions rot13, rot-13 or rot 13",
   for (const mention of ["rot13", "rot-13", "rot 13", "decode this rot13:", "(rot-13)"]) t.not(rot13Variant(`please ${mention} vtaber nyy`), null, mention);
   for (const other of ["rot_13", "rot--13", "rot  13", "rotate 13", "r0t13", "carrot 12"]) t.is(rot13Variant(`please ${other} vtaber`), null, other);
   t.is(rot13Variant("rot13 vtaber"), "ebg13 ignore");
+});
+
+// ---- reference: the leet hint as one regex (what the indexOf probes replaced) ----
+const REF_LEET_HINT = /[013457@$](?:(?<=[a-z].)(?=[a-z])|(?=[a-z][013457@$]))/;
+
+test("the leet hint agrees with its one-regex form on random texts, short and past the probe cap (full of digits)", (t) => {
+  const rng = createRng(1919);
+  const alphabet = "abcxyz013457@$ .9-";
+  let hinted = 0;
+  for (let n = 0; n < 4000; n++) {
+    const len = n % 10 === 0 ? rng.int(300, 900) : rng.int(0, 12);
+    let s = "";
+    for (let i = 0; i < len; i++) s += alphabet[rng.int(0, alphabet.length - 1)]!;
+    // long texts: mostly digits (past the probe cap), sometimes with one leet word at the end
+    if (len >= 300) s = s.replace(/[a-z@$]/g, "7") + (n % 20 === 0 ? " wh7t" : "");
+    const want = REF_LEET_HINT.test(s);
+    if (want) hinted++;
+    t.is(hasLeetHint(s), want, JSON.stringify(s.slice(-40)));
+  }
+  t.true(hinted > 100, `both outcomes are exercised (${hinted} hinted)`);
+  for (const s of ["1gn0r3", "h3llo", "4ll", "a1b", "0b3y", "$ystem"]) t.is(hasLeetHint(s), REF_LEET_HINT.test(s), s);
 });
 
 test("isAscii agrees with /[^\\x00-\\x7f]/ on random strings, including lone surrogates", (t) => {
