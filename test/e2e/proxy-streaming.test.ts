@@ -2,16 +2,19 @@
 // crashes, events split across TCP chunks, idle timeouts during a long time to first token, lost
 // traces of interrupted streams): nothing is held back, comments pass, split events are parsed,
 // keep-alive comments fill a long silence without corrupting the stream for any SDK, a client that
-// goes away aborts the provider call and the trace is still recorded.
+// goes away aborts the provider call and the trace is still recorded, a stream the provider ends cleanly
+// before its end marker reaches the SDK as the provider's error event and is traced as an error with the
+// usage it carried.
 import test from "ava";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { ApiError as GoogleApiError } from "@google/genai";
 import type { Sidecar } from "@agentgov/data-plane";
 import { eventually } from "../harness/stack.js";
-import { estimateTokens } from "../../data-plane/src/providers/index.js";
+import { estimateTokens, getProvider, parseSse } from "../../data-plane/src/providers/index.js";
 import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
 import { nativeRequest, rawRequest, type FakeProviderName } from "../fakes/providers/index.js";
-import { PROVIDERS, rawCall, readChunks, recordingFetch, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
+import { MODELS, PROVIDERS, rawCall, readChunks, recordingFetch, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
 import { DRIVERS } from "./proxy-sdk-drivers.js";
 import { gate, sleep, startControlledUpstream, tick, write, type ControlledUpstream } from "./proxy-upstreams.js";
 
@@ -300,6 +303,123 @@ test.serial("a provider's own mid-stream error event is passed through and the t
   const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
   t.is(trace.status, "error");
   t.is(trace.errorCode, "upstream_stream_error");
+});
+
+// A stream the provider ends cleanly (the socket closes normally) before its end marker: the client holds
+// an unfinished answer. The fake sends every event but the marker (OpenAI/Mistral `data: [DONE]`, after the
+// finish and usage chunks; Anthropic `message_stop`, after message_delta's usage; Cohere `message-end`,
+// which carries the usage; Gemini's finishing chunk, the one with finishReason and the final usage).
+const CUT_TEXT = "An answer the provider never finishes.";
+const CUT_USAGE = { inputTokens: 61, outputTokens: 23 };
+/** How the stream cut before its marker reaches the trace's usage. */
+const CUT_USAGE_READ: Record<FakeProviderName, "exact" | "input" | "estimated"> = { openai: "exact", mistral: "exact", anthropic: "exact", google: "input", cohere: "estimated" };
+
+/** The number of events of the fake's whole stream for `p` (the cut one has one fewer). */
+async function streamEvents(p: FakeProviderName): Promise<number> {
+  const req = nativeRequest(p, { stream: true });
+  w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE });
+  const direct = await rawRequest(`${w.fakes.urls[p]}${req.path}`, { headers: req.headers, body: req.body });
+  return parseSse(direct.text).events.length;
+}
+
+for (const p of PROVIDERS) {
+  test.serial(`${p}: a stream the provider ends cleanly before its end marker reaches the SDK as the provider's error; the trace is an upstream_stream_error with the usage the stream carried`, async (t) => {
+    const events = await streamEvents(p);
+    w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE, truncate: { afterEvents: events - 1 } });
+    const rec = recordingFetch();
+    const c = sdkClients(w.sidecar.url, w.serviceHeaders(agentId), rec.fetch);
+    if (p === "cohere") {
+      // Cohere v2 has no error event: a failed stream ends with message-end, finish_reason ERROR and its
+      // error, which the SDK yields as an event (it raises nothing).
+      let finish: string | undefined;
+      let error: string | undefined;
+      let text = "";
+      const s = await c.cohere.chatStream({ model: MODELS.cohere, messages: [{ role: "user", content: "Tell me" }] });
+      for await (const e of s) {
+        if (e.type === "content-delta") text += e.delta?.message?.content?.text ?? "";
+        if (e.type === "message-end") {
+          finish = e.delta?.finishReason;
+          error = e.delta?.error;
+        }
+      }
+      t.is(text, CUT_TEXT, "every text event came");
+      t.is(finish, "ERROR");
+      t.regex(error ?? "", /ended before its end marker \(message-end\)/);
+    } else {
+      const err = await t.throwsAsync(DRIVERS[p].stream(c, false, "Tell me"));
+      if (p === "openai") t.true(err instanceof OpenAI.APIError, String(err));
+      if (p === "anthropic") t.true(err instanceof Anthropic.APIError, String(err));
+      if (p === "google") t.true(err instanceof GoogleApiError && err.status === 502, String(err));
+      // Mistral's error object is no chunk: its SDK stream fails validating it (a ZodError without the message).
+      if (p !== "mistral") t.regex(String(err?.message), /ended before its end/);
+    }
+    const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+    t.true(trace.streamed);
+    t.is(trace.status, "error");
+    t.is(trace.errorCode, "upstream_stream_error");
+    t.true(trace.completion !== "" && CUT_TEXT.startsWith(trace.completion), trace.completion);
+    const read = CUT_USAGE_READ[p];
+    if (read === "exact") {
+      t.false(trace.tokensEstimated, "the usage the stream carried before the cut");
+      t.is(trace.inputTokens, CUT_USAGE.inputTokens);
+      t.is(trace.outputTokens, CUT_USAGE.outputTokens);
+      t.is(trace.costUsd, computeCost(priceFor(p, MODELS[p]), { ...CUT_USAGE, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost);
+    } else {
+      // Gemini's running usageMetadata carries the prompt count (kept); Cohere's usage comes only with message-end.
+      t.true(trace.tokensEstimated);
+      t.is(trace.outputTokens, estimateTokens(trace.completion));
+      if (read === "input") t.is(trace.inputTokens, CUT_USAGE.inputTokens);
+      else t.true(trace.inputTokens > 0);
+    }
+    t.true(trace.costUsd > 0, "the cut call is charged");
+
+    // On the wire: every event the provider sent (all but its marker), then its native error event, last.
+    const req = nativeRequest(p, { stream: true });
+    w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE, truncate: { afterEvents: events - 1 } });
+    const raw = await rawCall(w.proxyUrl(p, req.path), { headers: { ...req.headers, ...w.serviceHeaders(agentId) }, body: req.body });
+    const observer = getProvider(p)!.streamObserver();
+    observer.push(raw.bytes);
+    const why = observer.end().errorMessage ?? "";
+    t.regex(why, /ended before its end/);
+    const expected = getProvider(p)!.errorEvent(why, "upstream_stream_error", { status: 502, details: { trace_id: String(raw.headers["x-service-trace-id"]) } });
+    t.true(raw.text.endsWith(expected), `${p}: the stream ends with the adapter's error event: ${raw.text.slice(-300)}`);
+    t.is(parseSse(raw.text).events.length, events, "the provider's events but its marker, and the error event");
+  });
+}
+
+test.serial("the same stream with its end marker is a success (the cut tests' control)", async (t) => {
+  for (const p of PROVIDERS) {
+    w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE });
+    const rec = recordingFetch();
+    const out = await DRIVERS[p].stream(sdkClients(w.sidecar.url, w.serviceHeaders(agentId), rec.fetch), false, "Tell me");
+    t.is(out.text, CUT_TEXT, p);
+    const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+    t.is(trace.status, "success", p);
+    t.is(trace.errorCode, "", p);
+  }
+});
+
+test.serial("Gemini's JSON-array stream the provider ends cleanly before its closing ] stays unclosed for the client (no JSON reader accepts it); the trace is an upstream_stream_error with the usage its elements carried", async (t) => {
+  w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE });
+  const url = w.proxyUrl("google", "/v1beta/models/gemini-2.5-flash:streamGenerateContent");
+  const headers = { "x-goog-api-key": "g", ...w.serviceHeaders(agentId) };
+  const body = { contents: [{ role: "user", parts: [{ text: "Tell me" }] }] };
+  const whole = await rawCall(url, { headers, body });
+  const elements = (JSON.parse(whole.text) as unknown[]).length;
+  w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE, truncate: { afterEvents: elements } }); // every element, no "]"
+  const res = await rawCall(url, { headers, body });
+  t.is(res.status, 200);
+  t.true(res.text.startsWith("["));
+  t.throws(() => JSON.parse(res.text) as unknown, undefined, "the array the provider did not close is not closed for it");
+  t.true(JSON.parse(`${res.text}]`) instanceof Array, "every element the provider sent came, as sent");
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.is(trace.status, "error");
+  t.is(trace.errorCode, "upstream_stream_error");
+  t.is(trace.completion, CUT_TEXT);
+  t.false(trace.tokensEstimated, "the finishing element's usage came");
+  t.is(trace.inputTokens, CUT_USAGE.inputTokens);
+  t.is(trace.outputTokens, CUT_USAGE.outputTokens);
+  t.is(String(res.trailers["x-service-cost"]), String(trace.costUsd));
 });
 
 test.serial("an OpenAI stream without include_usage is counted locally and flagged tokens_estimated", async (t) => {

@@ -1,7 +1,7 @@
 // Anthropic adapter: resolve, prompt text and redaction, completion redaction, native error event.
 import Anthropic from "@anthropic-ai/sdk";
 import test from "ava";
-import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { anthropicAdapter as adapter } from "./anthropic.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -151,6 +151,45 @@ test("errorEvent: a native `event: error`, parsed by our parser and thrown by th
     t.true(err instanceof Anthropic.APIError);
     t.regex(err?.message ?? "", /Blocked by policy/);
     t.is(((err as InstanceType<typeof Anthropic.APIError>).error as { error: { type: string } }).error.type, "policy_violation");
+  } finally {
+    await fake.close();
+  }
+});
+
+test("stream observer: a stream that ends cleanly before message_stop ended early (message_delta's usage kept); with message_stop, an error event or no event it did not", async (t) => {
+  const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 300, outputTokens: 7, cachedInputTokens: 200 } });
+  try {
+    const req = nativeRequest("anthropic", { stream: true });
+    const send = async () => (await rawRequest(fake.urls.anthropic + req.path, { headers: req.headers, body: req.body })).text;
+    const observe = (raw: string) => {
+      const o = adapter.streamObserver();
+      o.push(new TextEncoder().encode(raw));
+      return o.end();
+    };
+    const whole = await send();
+    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    t.true(events.at(-1)!.startsWith("event: message_stop\n"), "the provider's stream ends with its marker");
+    t.is(observe(whole).endedEarly, undefined);
+    t.is(observe(whole).errorMessage, undefined);
+
+    // message_delta (final usage, stop reason) came, message_stop did not.
+    const cut = observe(events.slice(0, -1).join(""));
+    t.true(cut.endedEarly);
+    t.regex(cut.errorMessage ?? "", /ended before its end marker \(message_stop\)/);
+    t.is(cut.finishReason, "end_turn");
+    t.like(cut.usage, { inputTokens: 300, outputTokens: 7, cachedInputTokens: 200 });
+    t.is(cut.completionText, "A whole answer.");
+    // Cut before message_delta: message_start's input side is kept, the output is counted later.
+    const early = observe(events.slice(0, 4).join(""));
+    t.true(early.endedEarly);
+    t.is(early.usage, undefined);
+    t.like(early.partialUsage, { inputTokens: 300, cachedInputTokens: 200 });
+
+    fake.script({ text: "A whole answer.", streamError: { afterEvents: 4, message: "Overloaded" } });
+    const failed = observe(await send());
+    t.is(failed.errorMessage, "Overloaded");
+    t.is(failed.endedEarly, undefined);
+    t.is(observe("").endedEarly, undefined);
   } finally {
     await fake.close();
   }

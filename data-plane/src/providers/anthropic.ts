@@ -184,6 +184,10 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
   return { path: `/v1/messages${normalizeSearch(search)}`, model, stream };
 }
 
+/**
+ * Observer for Messages streams. `message_stop` is the end marker: a stream that carried an event but
+ * ended cleanly without it (message_delta's usage may have come) is ResponseFacts.endedEarly.
+ */
 class AnthropicObserver implements StreamObserver {
   private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
   private readonly texts = new Map<number, string>();
@@ -200,6 +204,10 @@ class AnthropicObserver implements StreamObserver {
   private model: string | undefined;
   private finishReason: string | undefined;
   private errorMessage: string | undefined;
+  /** An event came (a body with none is not a stream: nothing to call unfinished). */
+  private started = false;
+  /** message_stop came. */
+  private stopped = false;
 
   push(chunk: Uint8Array): void {
     this.parser.push(chunk);
@@ -226,6 +234,10 @@ class AnthropicObserver implements StreamObserver {
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    else if (this.started && !this.stopped) {
+      facts.endedEarly = true;
+      facts.errorMessage = "the stream ended before its end marker (message_stop)";
+    }
     return facts;
   }
 
@@ -234,7 +246,11 @@ class AnthropicObserver implements StreamObserver {
     if (!isObject(payload)) return;
     const type = asString(payload.type) ?? name;
     const index = hasNumber(payload.index) ? payload.index : 0;
+    this.started = true;
     switch (type) {
+      case "message_stop":
+        this.stopped = true;
+        break;
       case "message_start": {
         const message = isObject(payload.message) ? payload.message : {};
         this.model = asString(message.model) ?? this.model;
@@ -280,7 +296,7 @@ class AnthropicObserver implements StreamObserver {
         break;
       }
       default:
-        break; // ping, message_stop, content_block_stop, unknown future events
+        break; // ping, content_block_stop, unknown future events
     }
   }
 }

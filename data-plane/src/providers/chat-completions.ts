@@ -419,7 +419,11 @@ function deltaText(content: unknown): string {
   return out;
 }
 
-/** Observer for chat-completion chunks (`data: {…}` events, `data: [DONE]`). */
+/**
+ * Observer for chat-completion chunks (`data: {…}` events, `data: [DONE]`). `data: [DONE]` is the end
+ * marker (OpenAI and Mistral send it last, after the finish chunk and, with include_usage, the usage
+ * chunk): a stream that carried a chunk but ended cleanly without it is ResponseFacts.endedEarly.
+ */
 export class ChatCompletionsObserver implements StreamObserver {
   private readonly parser: SseParser;
   private readonly contents = new Map<number, string>();
@@ -435,6 +439,10 @@ export class ChatCompletionsObserver implements StreamObserver {
   private finishReason: string | undefined;
   private finishIndex = Infinity;
   private errorMessage: string | undefined;
+  /** A chunk came (a body with none, e.g. a JSON answer to a stream request, is not a stream: nothing to call unfinished). */
+  private started = false;
+  /** `data: [DONE]` came. */
+  private done = false;
 
   constructor() {
     this.parser = new SseParser({ onEvent: (e) => this.onData(e.data) });
@@ -467,13 +475,22 @@ export class ChatCompletionsObserver implements StreamObserver {
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    else if (this.started && !this.done) {
+      // A finish_reason is no end: the usage chunk (include_usage) and [DONE] still follow it.
+      facts.endedEarly = true;
+      facts.errorMessage = "the stream ended before its end marker (data: [DONE])";
+    }
     return facts;
   }
 
   private onData(data: string): void {
-    if (data.trim() === "[DONE]") return;
+    if (data.trim() === "[DONE]") {
+      this.done = true;
+      return;
+    }
     const chunk = tryParseJson(data);
     if (!isObject(chunk)) return;
+    this.started = true;
     const error = chatErrorMessage(chunk);
     if (error !== undefined && chunk.choices === undefined) {
       this.errorMessage = error;

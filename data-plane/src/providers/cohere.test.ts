@@ -1,7 +1,7 @@
 // Cohere adapter: resolve, prompt text and redaction, billed usage, completion redaction, error event.
 import test from "ava";
 import { CohereClientV2 } from "cohere-ai";
-import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { cohereAdapter as adapter } from "./cohere.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -118,6 +118,46 @@ test("errorEvent: message-end with finish_reason ERROR, seen as such by the cohe
     t.is(got, "partial ");
     t.is(finish, "ERROR");
     t.is(error, "Blocked by policy");
+  } finally {
+    await fake.close();
+  }
+});
+
+test("stream observer: a stream that ends cleanly before message-end ended early; with message-end (ERROR included) or no event it did not", async (t) => {
+  const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
+  try {
+    const req = nativeRequest("cohere", { stream: true });
+    const send = async () => (await rawRequest(fake.urls.cohere + req.path, { headers: req.headers, body: req.body })).text;
+    const observe = (raw: string) => {
+      const o = adapter.streamObserver();
+      o.push(new TextEncoder().encode(raw));
+      return o.end();
+    };
+    const whole = await send();
+    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    t.true(events.at(-1)!.startsWith("event: message-end\n"), "the provider's stream ends with its marker");
+    const complete = observe(whole);
+    t.is(complete.endedEarly, undefined);
+    t.is(complete.errorMessage, undefined);
+    t.like(complete.usage, { inputTokens: 30, outputTokens: 7 });
+
+    // content-end came, message-end (and the usage it carries) did not.
+    const cut = observe(events.slice(0, -1).join(""));
+    t.true(cut.endedEarly);
+    t.regex(cut.errorMessage ?? "", /ended before its end marker \(message-end\)/);
+    t.is(cut.completionText, "A whole answer.");
+    t.is(cut.usage, undefined);
+
+    // Cohere's own failure is a message-end with finish_reason ERROR: its error stays.
+    fake.script({ text: "A whole answer.", streamError: { afterEvents: 3, message: "backend went away" } });
+    const failed = observe(await send());
+    t.is(failed.errorMessage, "backend went away");
+    t.is(failed.endedEarly, undefined);
+    t.is(observe("").endedEarly, undefined);
+    // A failure without a message is a failure still.
+    const silent = observe('event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"ERROR"}}\n\n');
+    t.regex(silent.errorMessage ?? "", /finish_reason ERROR/);
+    t.is(silent.endedEarly, undefined);
   } finally {
     await fake.close();
   }

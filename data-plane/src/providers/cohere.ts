@@ -222,6 +222,11 @@ function deltaMessage(payload: JsonObject): JsonObject {
   return isObject(delta.message) ? delta.message : {};
 }
 
+/**
+ * Observer for v2 chat streams. `message-end` is the end marker (it carries the usage, and a failed
+ * stream's finish_reason ERROR and error): a stream that carried an event but ended cleanly without it is
+ * ResponseFacts.endedEarly.
+ */
 class CohereObserver implements StreamObserver {
   private readonly parser = new SseParser({ onEvent: (e) => this.onEvent(e.event, e.data) });
   private readonly texts = new Map<number, string>();
@@ -236,6 +241,10 @@ class CohereObserver implements StreamObserver {
   private usage: Usage | undefined;
   private finishReason: string | undefined;
   private errorMessage: string | undefined;
+  /** An event came (a body with none is not a stream: nothing to call unfinished). */
+  private started = false;
+  /** message-end came. */
+  private ended = false;
 
   push(chunk: Uint8Array): void {
     this.parser.push(chunk);
@@ -255,6 +264,10 @@ class CohereObserver implements StreamObserver {
     if (this.usage) facts.usage = this.usage;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    else if (this.started && !this.ended) {
+      facts.endedEarly = true;
+      facts.errorMessage = "the stream ended before its end marker (message-end)";
+    }
     return facts;
   }
 
@@ -271,6 +284,7 @@ class CohereObserver implements StreamObserver {
     if (!isObject(payload)) return;
     const type = asString(payload.type) ?? name;
     const index = hasNumber(payload.index) ? payload.index : 0;
+    this.started = true;
     switch (type) {
       case "content-start":
       case "content-delta": {
@@ -303,11 +317,14 @@ class CohereObserver implements StreamObserver {
         break;
       }
       case "message-end": {
+        this.ended = true;
         const delta = isObject(payload.delta) ? payload.delta : {};
         this.finishReason = asString(delta.finish_reason) ?? this.finishReason;
         if (isObject(delta.usage)) this.usage = cohereUsage(delta.usage);
         const error = asString(delta.error);
         if (error !== undefined && error !== "") this.errorMessage = error;
+        // A failed stream without a message is a failure still (the trace is an error, not a success).
+        else if (this.finishReason === "ERROR") this.errorMessage = "the stream ended with finish_reason ERROR";
         break;
       }
       default:

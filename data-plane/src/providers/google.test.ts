@@ -4,7 +4,7 @@ import { ApiError, GoogleGenAI } from "@google/genai";
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema } from "@agentgov/proto";
-import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { ProviderRequestError } from "./errors.js";
 import { googleAdapter as adapter } from "./google.js";
 import { parseSse } from "./sse-parser.js";
@@ -364,4 +364,58 @@ test("stream observer: a leading UTF-8 BOM (split across chunks or not) does not
   const sse = adapter.streamObserver();
   sse.push(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`data: ${element("Hi.", "STOP")}\r\n\r\n`, "utf8")]));
   t.is(sse.end().completionText, "Hi.");
+});
+
+test("stream observer: an SSE stream that ends cleanly without a candidate's finishReason, or a JSON array without its closing ], ended early; the input side of its running usage is kept", async (t) => {
+  const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
+  try {
+    const req = nativeRequest("google", { stream: true }); // alt=sse
+    const send = async (path = req.path) => (await rawRequest(fake.urls.google + path, { headers: req.headers, body: req.body })).text;
+    const observe = (raw: string) => {
+      const o = adapter.streamObserver();
+      o.push(new TextEncoder().encode(raw));
+      return o.end();
+    };
+    const whole = await send();
+    const chunks = whole.split("\r\n\r\n").filter((e) => e !== "").map((e) => `${e}\r\n\r\n`);
+    t.regex(chunks.at(-1)!, /"finishReason":"STOP"/, "the last chunk finishes the candidate");
+    const complete = observe(whole);
+    t.is(complete.endedEarly, undefined);
+    t.is(complete.errorMessage, undefined);
+    t.is(complete.partialUsage, undefined);
+
+    // Every chunk but the finishing one: running counts only.
+    const cut = observe(chunks.slice(0, -1).join(""));
+    t.true(cut.endedEarly);
+    t.regex(cut.errorMessage ?? "", /no candidate's finishReason/);
+    t.true("A whole answer.".startsWith(cut.completionText) && cut.completionText !== "");
+    t.is(cut.usage, undefined, "running counts are not the total");
+    t.deepEqual(cut.partialUsage, { inputTokens: 30, cachedInputTokens: 0, cacheWriteTokens: 0 }, "the prompt count the chunks carried");
+    // A blocked prompt has no candidates: its promptFeedback ends the answer.
+    const blocked = observe(`data: ${JSON.stringify({ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 } })}\r\n\r\n`);
+    t.is(blocked.endedEarly, undefined);
+    // Gemini's own error chunk ended it: that error stays.
+    fake.script({ text: "A whole answer.", streamError: { afterEvents: 2, message: "backend went away" } });
+    const failed = observe(await send());
+    t.is(failed.errorMessage, "backend went away");
+    t.is(failed.endedEarly, undefined);
+    t.is(observe("").endedEarly, undefined);
+
+    // The JSON-array form (no alt=sse): its end is the array's closing "]".
+    fake.script({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
+    const arrayPath = req.path.replace("?alt=sse", "");
+    const array = await send(arrayPath);
+    t.true(array.startsWith("[") && array.endsWith("]"));
+    t.is(observe(array).endedEarly, undefined);
+    const open = observe(array.slice(0, -1)); // every element came, the finishing one included
+    t.true(open.endedEarly);
+    t.regex(open.errorMessage ?? "", /closing \]/);
+    t.is(open.finishReason, "STOP");
+    fake.script({ text: "A whole answer.", streamError: { afterEvents: 2, message: "backend went away" } });
+    const failedArray = observe(await send(arrayPath));
+    t.is(failedArray.errorMessage, "backend went away");
+    t.is(failedArray.endedEarly, undefined);
+  } finally {
+    await fake.close();
+  }
 });

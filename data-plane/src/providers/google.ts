@@ -382,7 +382,12 @@ function parseOne(json: unknown): ResponseFacts {
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
-/** Accumulates streamed GenerateContentResponse chunks (SSE `data:` or JSON-array elements). */
+/**
+ * Accumulates streamed GenerateContentResponse chunks (SSE `data:` or JSON-array elements). A stream
+ * that carried a chunk but ended cleanly before its end is ResponseFacts.endedEarly: SSE (`alt=sse`) has
+ * no end marker event, its answer ends with a candidate's finishReason (or a blocked prompt's
+ * promptFeedback.blockReason); a JSON array ends with its closing "]".
+ */
 class GoogleObserver implements StreamObserver {
   private mode: "unknown" | "sse" | "array" = "unknown";
   /** Bytes looked at while the form was unknown, and how many of them (from the first) were a UTF-8 BOM. */
@@ -406,6 +411,8 @@ class GoogleObserver implements StreamObserver {
   private finishReason: string | undefined;
   private finishIndex = Infinity;
   private errorMessage: string | undefined;
+  /** A chunk came (a body with none is not a stream: nothing to call unfinished). */
+  private started = false;
 
   push(chunk: Uint8Array): void {
     if (this.mode === "unknown") {
@@ -444,15 +451,26 @@ class GoogleObserver implements StreamObserver {
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.toolArgs.length > 0) facts.toolArguments = this.toolArgs;
     if (this.usage && this.answerEnded) facts.usage = this.usage;
+    else if (this.usage) {
+      // Cut before the answer ended: the running counts' input side (prompt, tool-use prompt, cached) is
+      // already the total; the output is counted locally when the usage is settled.
+      const { outputTokens: _running, ...input } = this.usage;
+      facts.partialUsage = input;
+    }
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    else if (this.started && (this.mode === "array" ? !this.array.closed : !this.answerEnded)) {
+      facts.endedEarly = true;
+      facts.errorMessage = this.mode === "array" ? "the stream ended before its end (the JSON array's closing ])" : "the stream ended before its end (no candidate's finishReason)";
+    }
     return facts;
   }
 
   private onChunk(text: string): void {
     const json = tryParseJson(text);
     if (!isObject(json)) return;
+    this.started = true;
     const error = errorMessageOf(json);
     if (error !== undefined) {
       this.errorMessage = error;

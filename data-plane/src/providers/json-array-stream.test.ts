@@ -22,3 +22,16 @@ test("a truncated array yields the complete elements only", (t) => {
   stream.end();
   t.deepEqual(got, [{ a: 1 }, { b: 2 }]);
 });
+
+test("closed: only the outer array's own closing ] closes it (not one in a string or a nested array)", (t) => {
+  const whole = new JsonArrayStream(() => undefined);
+  whole.push('[{"a":"]"},{"b":[1,[2]]}');
+  t.false(whole.closed, "every element came, the array did not close");
+  whole.push("\r\n]");
+  whole.end();
+  t.true(whole.closed);
+  const cut = new JsonArrayStream(() => undefined);
+  cut.push('[{"a":1},{"b":');
+  cut.end();
+  t.false(cut.closed);
+});

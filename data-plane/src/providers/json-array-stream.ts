@@ -8,6 +8,7 @@ export class JsonArrayStream {
   private inString = false;
   private escaped = false;
   private current = "";
+  private ended = false;
 
   constructor(onElement: (text: string) => void) {
     this.onElement = onElement;
@@ -16,6 +17,11 @@ export class JsonArrayStream {
   push(chunk: Uint8Array | string): void {
     const text = typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
     for (const ch of text) this.step(ch);
+  }
+
+  /** The array's closing "]" came: the provider finished it (an array without it was cut short). */
+  get closed(): boolean {
+    return this.ended;
   }
 
   end(): void {
@@ -40,6 +46,7 @@ export class JsonArrayStream {
       this.depth++;
     } else if (ch === "}" || ch === "]") {
       this.depth--;
+      if (this.depth === 0 && ch === "]") this.ended = true;
       if (this.depth === 1 && this.current.length > 0) {
         this.onElement(this.current);
         this.current = "";

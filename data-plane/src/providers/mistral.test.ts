@@ -1,7 +1,7 @@
 // Mistral adapter: resolve, chunk-array content, thinking chunks, prompt/completion redaction, error event.
 import { HTTPClient, Mistral } from "@mistralai/mistralai";
 import test from "ava";
-import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { mistralAdapter as adapter } from "./mistral.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -73,6 +73,43 @@ test("errorEvent: Mistral's error object as a data chunk; the SDK stream fails o
       }
     });
     t.is(got, "part");
+  } finally {
+    await fake.close();
+  }
+});
+
+test("stream observer: a stream that ends cleanly before data: [DONE] ended early, even after its finish chunk with usage; with [DONE] or Mistral's own error it did not", async (t) => {
+  const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
+  try {
+    const req = nativeRequest("mistral", { stream: true });
+    const send = async () => (await rawRequest(fake.urls.mistral + req.path, { headers: req.headers, body: req.body })).text;
+    const observe = (raw: string) => {
+      const o = adapter.streamObserver();
+      o.push(new TextEncoder().encode(raw));
+      return o.end();
+    };
+    const whole = await send();
+    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    t.is(events.at(-1), "data: [DONE]\n\n", "Mistral's stream ends with [DONE] too");
+    t.is(observe(whole).endedEarly, undefined);
+    t.is(observe(whole).errorMessage, undefined);
+
+    // The finish chunk (which carries Mistral's usage) came, [DONE] did not.
+    const cut = observe(events.slice(0, -1).join(""));
+    t.true(cut.endedEarly);
+    t.regex(cut.errorMessage ?? "", /data: \[DONE\]/);
+    t.is(cut.finishReason, "stop");
+    t.like(cut.usage, { inputTokens: 30, outputTokens: 7 });
+    t.is(cut.completionText, "A whole answer.");
+    const mid = observe(events.slice(0, 3).join(""));
+    t.true(mid.endedEarly);
+    t.is(mid.usage, undefined);
+
+    fake.script({ text: "A whole answer.", streamError: { afterEvents: 2, message: "backend went away" } });
+    const failed = observe(await send());
+    t.is(failed.errorMessage, "backend went away");
+    t.is(failed.endedEarly, undefined);
+    t.is(observe("").endedEarly, undefined);
   } finally {
     await fake.close();
   }

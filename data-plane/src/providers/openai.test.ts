@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema } from "@agentgov/proto";
 import OpenAI from "openai";
 import { redactAnswer } from "../proxy/governance.js";
-import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
 import { chatAfterRedaction } from "./chat-completions.js";
 import { openaiAdapter as adapter } from "./openai.js";
 import { parseSse } from "./sse-parser.js";
@@ -220,4 +220,55 @@ test("url_citation url and title are model output: a value the content had redac
   const orphan = { choices: [{ index: 0, message: { content: "x", annotations: [{ type: "url_citation", url_citation: { start_index: 0, end_index: 1, url: `https://a.b/?u=${EMAIL}`, title: EMAIL } }] } }] };
   chatAfterRedaction({ choices: [] }, orphan, (s) => s.replaceAll(EMAIL, "[REDACTED:email]"));
   t.deepEqual(orphan.choices[0]!.message.annotations[0]!.url_citation, { start_index: 0, end_index: 1, url: "https://a.b/?u=[REDACTED:email]", title: "[REDACTED:email]" });
+});
+
+test("stream observer: a stream that ends cleanly before data: [DONE] ended early, even after its finish and usage chunks; with [DONE], an error event of its own or no event at all it did not", async (t) => {
+  const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
+  try {
+    const req = nativeRequest("openai", { stream: true }); // stream_options.include_usage: a usage chunk after the finish chunk
+    const send = async () => (await rawRequest(fake.urls.openai + req.path, { headers: req.headers, body: req.body })).text;
+    const observe = (raw: string) => {
+      const o = adapter.streamObserver();
+      o.push(new TextEncoder().encode(raw));
+      return o.end();
+    };
+    const whole = await send();
+    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    t.is(events.at(-1), "data: [DONE]\n\n", "the provider's stream ends with its marker");
+    const complete = observe(whole);
+    t.is(complete.endedEarly, undefined);
+    t.is(complete.errorMessage, undefined);
+
+    // Everything but [DONE]: the finish chunk and the usage chunk came; the usage is kept.
+    const beforeDone = observe(events.slice(0, -1).join(""));
+    t.true(beforeDone.endedEarly);
+    t.regex(beforeDone.errorMessage ?? "", /ended before its end marker \(data: \[DONE\]\)/);
+    t.is(beforeDone.completionText, "A whole answer.");
+    t.is(beforeDone.finishReason, "stop");
+    t.like(beforeDone.usage, { inputTokens: 30, outputTokens: 7 });
+    // Up to the finish chunk: a finish_reason is no end marker.
+    const atFinish = observe(events.slice(0, -2).join(""));
+    t.is(atFinish.finishReason, "stop");
+    t.true(atFinish.endedEarly);
+    t.is(atFinish.usage, undefined);
+    // Mid-answer, as the fake cuts it (a clean end after 3 events).
+    fake.script({ text: "A whole answer.", truncate: { afterEvents: 3 } });
+    const mid = observe(await send());
+    t.true(mid.endedEarly);
+    t.true("A whole answer.".startsWith(mid.completionText) && mid.completionText !== "");
+
+    // The provider's own error event ended it: that error stays, the stream is not "ended early".
+    fake.script({ text: "A whole answer.", streamError: { afterEvents: 3, message: "backend went away" } });
+    const failed = observe(await send());
+    t.is(failed.errorMessage, "backend went away");
+    t.is(failed.endedEarly, undefined);
+    // A body with no event (empty, comments only, a JSON answer to a stream request) is not a stream.
+    for (const raw of ["", ": keep-alive\n\n", JSON.stringify({ id: "c", object: "chat.completion", choices: [] })]) {
+      const f = observe(raw);
+      t.is(f.endedEarly, undefined, JSON.stringify(raw));
+      t.is(f.errorMessage, undefined);
+    }
+  } finally {
+    await fake.close();
+  }
 });

@@ -61,8 +61,8 @@ export interface ResponseFacts {
   uncountedOutputText?: string;
   /**
    * Only when `usage` is absent: the input side the provider did report before the answer was cut (an
-   * Anthropic stream interrupted after message_start). Exact; the settle step counts the output locally
-   * and the usage stays marked estimated.
+   * Anthropic stream interrupted after message_start, a Gemini stream before its finishReason: its running
+   * usageMetadata). Exact; the settle step counts the output locally and the usage stays marked estimated.
    */
   partialUsage?: Omit<Usage, "outputTokens">;
   toolCalls: ToolCallFact[];
@@ -78,9 +78,16 @@ export interface ResponseFacts {
   /** Set when the answer is (or the stream carried) a provider error. */
   errorMessage?: string;
   /**
-   * Streams only: the body ended cleanly but before the stream's end marker (OpenAI Responses: no
-   * response.completed / .incomplete / .failed), so the client holds an unfinished answer; the proxy
-   * records an error and ends the stream with the provider's error event. errorMessage says why.
+   * Streams only: the body ended cleanly (no reset, no abort) but before the stream's end marker, so the
+   * client holds an unfinished answer: OpenAI and Mistral chat completions without `data: [DONE]` (a
+   * finish_reason before it is no end), Anthropic without `message_stop`, Cohere without `message-end`,
+   * Gemini SSE without a candidate's finishReason (or a blocked prompt's promptFeedback), Gemini's
+   * JSON-array stream without its closing "]", the OpenAI Responses API without response.completed /
+   * .incomplete / .failed. Never set when the provider ended the stream with its own error (errorMessage
+   * is that error), nor for a body with no event at all (not a stream: a JSON answer to a stream request,
+   * an empty body). The proxy records an error (`upstream_stream_error`) with the usage the stream carried
+   * (partialUsage, else counted locally) and ends an SSE stream with the provider's error event (a JSON
+   * array is left unclosed, which no JSON reader accepts). errorMessage says why.
    */
   endedEarly?: boolean;
 }

@@ -2,11 +2,13 @@
 // block/redact policies the array is held whole and governed as one answer at its end. A body the
 // provider did not finish (no closing "]") never leaves as it came: its complete elements leave governed,
 // as a JSON array ending with an error element, and the trace records the failure. A leading UTF-8 BOM
-// does not keep the held answer from being parsed.
+// does not keep the held answer from being parsed. On every provider's SSE stream cut before its end
+// marker, the held tail is judged with the whole answer before it leaves: redacted, or blocked.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { AgentSchema, PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
-import { getProvider } from "../../providers/index.js";
+import { nativeRequest, rawRequest, startFakeProviders } from "../../../../test/fakes/providers/index.js";
+import { getProvider, parseSse, PROVIDERS, type ProviderName } from "../../providers/index.js";
 import type { TraceDraft } from "../../trace/builder.js";
 import { governStream } from "./index.js";
 
@@ -111,5 +113,53 @@ test("a held JSON-array stream with a leading UTF-8 BOM is parsed and redacted, 
     t.is(textOf(JSON.parse(out.toString("utf8")) as Element[]), "Sure. Contact [REDACTED:email] for details.");
     t.is(d.status, "success");
     t.deepEqual(d.fired, ["redact"]);
+  }
+});
+
+/** governStream over an SSE stream of `provider`, written in one chunk. */
+function governedSse(provider: ProviderName, body: Buffer, policies: Policy[]): { out: Buffer; d: TraceDraft } {
+  const d = { ...draft(), provider };
+  const agent = create(AgentSchema, { id: "agt_test", name: "test", status: "active", provider, model: "m", environment: "test", piiDetection: true });
+  const g = governStream({ adapter: getProvider(provider)!, agent, policies, draft: d, contentType: "text/event-stream" });
+  if (!g) throw new Error("expected a governor");
+  const out = [g.transform(body)];
+  if (!g.stopped) out.push(g.end());
+  return { out: Buffer.concat(out), d };
+}
+
+test("a stream cut before its end marker, its last value still held: the held tail is judged with the whole answer before it leaves (redacted, or a block instead of it); no marker is made up", async (t) => {
+  const text = "Noted, I will keep it on file for you. Your social security number is 536-22-8726 and that is all.";
+  const fake = await startFakeProviders({ text, textChunkSize: 3, usage: { inputTokens: 10, outputTokens: 30 } });
+  t.teardown(() => fake.close());
+  for (const provider of PROVIDERS) {
+    const req = nativeRequest(provider, { stream: true });
+    const whole = (await rawRequest(fake.urls[provider] + req.path, { headers: req.headers, body: req.body })).text;
+    const sep = provider === "google" ? "\r\n\r\n" : "\n\n";
+    const events = whole.split(sep).filter((e) => e !== "").map((e) => e + sep);
+    const facts = (raw: string | Buffer) => {
+      const o = getProvider(provider)!.streamObserver();
+      o.push(typeof raw === "string" ? Buffer.from(raw) : raw);
+      return o.end();
+    };
+    // Cut (cleanly) right after the delta that completes the SSN, which is still held at the end of the text.
+    let k = 1;
+    while (!facts(events.slice(0, k).join("")).completionText.includes("536-22-8726")) k++;
+    const cut = Buffer.from(events.slice(0, k).join(""));
+    t.true(facts(cut).endedEarly, `${provider}: the upstream stream is cut before its end`);
+
+    const redacted = governedSse(provider, cut, [policy("redact", { piiTypes: ["ssn"] })]);
+    const out = redacted.out.toString("utf8");
+    t.false(out.includes("8726"), `${provider}: ${out}`);
+    const seen = facts(redacted.out);
+    t.regex(seen.completionText, /number is \[REDACTED:ssn\]/, `${provider}: the held tail left, redacted`);
+    t.true(seen.endedEarly, `${provider}: the governor made up no end marker (the proxy ends the stream with the error event)`);
+    t.deepEqual(redacted.d.fired, ["redact"]);
+    t.is(redacted.d.status, "success", "the proxy records the cut (upstream_stream_error) once the governor is done");
+
+    const blocked = governedSse(provider, cut, [policy("block", { piiTypes: ["ssn"] })]);
+    const bout = blocked.out.toString("utf8");
+    t.false(bout.includes("8726") || bout.includes("536-22"), `${provider}: ${bout}`);
+    t.regex(parseSse(bout).events.at(-1)?.data ?? "", /policy_violation/, `${provider}: the block's error event ends it`);
+    t.is(blocked.d.status, "blocked");
   }
 });
