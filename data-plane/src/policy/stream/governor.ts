@@ -97,8 +97,13 @@ export interface StreamGovernorStats {
 export interface StreamGovernor {
   /** Governed bytes to forward for this upstream chunk (null: nothing to write now). */
   transform(chunk: Buffer): Buffer | null;
-  /** Call when the upstream stream ended: releases held text (or ends with the error event). */
-  end(): { extra: Buffer | null };
+  /**
+   * Call when the upstream stream ended: releases held text (or ends with the error event). `cut`: the
+   * stream ended before its end marker, so the text held at each channel's end is an unfinished piece (a
+   * value cut in the middle, "536-22-87", which no detector recognises): it is judged with the rest but
+   * dropped, not released (fail closed).
+   */
+  end(cut?: boolean): { extra: Buffer | null };
   /** True once a block policy ended the stream: stop reading upstream, write nothing more. */
   readonly stopped: boolean;
   readonly blockedBy: Policy | undefined;
@@ -340,14 +345,14 @@ class Governor implements StreamGovernor {
     return out === "" ? null : Buffer.from(this.withBom(out), "utf8");
   }
 
-  end(): { extra: Buffer | null } {
+  end(cut = false): { extra: Buffer | null } {
     if (this.done) return { extra: null };
     let out = "";
     const tail = this.withoutBom(this.decoder.decode());
     if (tail) for (const b of this.splitter.push(tail)) if (!this.done) out += this.process(b);
     const rest = this.done ? null : this.splitter.end();
     if (rest) out += this.process(rest);
-    if (!this.done) out += this.finishChannels([...this.channels.values()], true);
+    if (!this.done) out += this.finishChannels([...this.channels.values()], true, cut);
     if (!this.done) this.rememberRedactedThinking();
     this.done = true;
     if (this.bom) out = this.withBom(out); // a stream that was only a BOM keeps it
@@ -756,7 +761,8 @@ class Governor implements StreamGovernor {
   }
 
   /** Final scan, block check and release of every channel still holding text (stream end). */
-  private finishChannels(list: Channel[], final: boolean): string {
+  /** Judges the channels' held text (final: nothing more comes) and releases it, or drops it (`drop`: a cut stream's unfinished pieces). */
+  private finishChannels(list: Channel[], final: boolean, drop = false): string {
     const names = [...this.channels.entries()].filter(([, ch]) => list.includes(ch));
     const calls = final ? [...this.tools.entries()].map(([name, call]) => this.endingCall(name, call)) : [];
     this.tools.clear();
@@ -765,6 +771,7 @@ class Governor implements StreamGovernor {
     for (const e of calls) this.scanChannel(e.scanned, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     this.activateRedactors();
+    if (drop) return "";
     let out = "";
     for (const [name, ch] of names) {
       const text = this.release(ch, final);

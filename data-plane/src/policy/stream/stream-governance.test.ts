@@ -3,7 +3,8 @@
 // provider did not finish (no closing "]") never leaves as it came: its complete elements leave governed,
 // as a JSON array ending with an error element, and the trace records the failure. A leading UTF-8 BOM
 // does not keep the held answer from being parsed. On every provider's SSE stream cut before its end
-// marker, the held tail is judged with the whole answer before it leaves: redacted, or blocked.
+// marker, the held tail is judged with the whole answer (a block still ends the stream) and dropped: it
+// is an unfinished piece, such as a value cut in the middle that no detector recognises.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { AgentSchema, PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
@@ -127,7 +128,7 @@ function governedSse(provider: ProviderName, body: Buffer, policies: Policy[]): 
   return { out: Buffer.concat(out), d };
 }
 
-test("a stream cut before its end marker, its last value still held: the held tail is judged with the whole answer before it leaves (redacted, or a block instead of it); no marker is made up", async (t) => {
+test("a stream cut before its end marker: its held tail is judged with the whole answer (a block ends it) and dropped, not released, also when the cut splits a value; no marker is made up", async (t) => {
   const text = "Noted, I will keep it on file for you. Your social security number is 536-22-8726 and that is all.";
   const fake = await startFakeProviders({ text, textChunkSize: 3, usage: { inputTokens: 10, outputTokens: 30 } });
   t.teardown(() => fake.close());
@@ -141,25 +142,36 @@ test("a stream cut before its end marker, its last value still held: the held ta
       o.push(typeof raw === "string" ? Buffer.from(raw) : raw);
       return o.end();
     };
-    // Cut (cleanly) right after the delta that completes the SSN, which is still held at the end of the text.
-    let k = 1;
-    while (!facts(events.slice(0, k).join("")).completionText.includes("536-22-8726")) k++;
-    const cut = Buffer.from(events.slice(0, k).join(""));
-    t.true(facts(cut).endedEarly, `${provider}: the upstream stream is cut before its end`);
-
-    const redacted = governedSse(provider, cut, [policy("redact", { piiTypes: ["ssn"] })]);
-    const out = redacted.out.toString("utf8");
-    t.false(out.includes("8726"), `${provider}: ${out}`);
-    const seen = facts(redacted.out);
-    t.regex(seen.completionText, /number is \[REDACTED:ssn\]/, `${provider}: the held tail left, redacted`);
-    t.true(seen.endedEarly, `${provider}: the governor made up no end marker (the proxy ends the stream with the error event)`);
-    t.deepEqual(redacted.d.fired, ["redact"]);
-    t.is(redacted.d.status, "success", "the proxy records the cut (upstream_stream_error) once the governor is done");
-
-    const blocked = governedSse(provider, cut, [policy("block", { piiTypes: ["ssn"] })]);
+    const cutWhere = (has: string) => {
+      let k = 1;
+      while (!facts(events.slice(0, k).join("")).completionText.includes(has)) k++;
+      return Buffer.from(events.slice(0, k).join(""));
+    };
+    // Cut (cleanly) right after the delta that completes the SSN (still held at the end of the text), and
+    // in the middle of it: "536-22-87" is no SSN to any detector, and was released as it came before.
+    for (const [what, cut] of [["after the value", cutWhere("536-22-8726")], ["inside the value", cutWhere("536-22-8")]] as const) {
+      t.true(facts(cut).endedEarly, `${provider}: the upstream stream is cut before its end`);
+      const redacted = governedSse(provider, cut, [policy("redact", { piiTypes: ["ssn"] })]);
+      const out = redacted.out.toString("utf8");
+      const seen = facts(redacted.out);
+      t.false(seen.completionText.includes("536-22"), `${provider}, cut ${what}: ${seen.completionText}`);
+      t.true(text.startsWith(seen.completionText), `${provider}, cut ${what}: what left before the cut is the answer's start, unchanged (${seen.completionText})`);
+      t.false(out.includes("8726"), `${provider}, cut ${what}`);
+      t.true(seen.endedEarly, `${provider}: the governor made up no end marker (the proxy ends the stream with the error event)`);
+      t.is(redacted.d.status, "success", "the proxy records the cut (upstream_stream_error) once the governor is done");
+      if (what === "after the value") t.deepEqual(redacted.d.fired, ["redact"], "the held value was judged: the trace says the policy matched");
+    }
+    const blocked = governedSse(provider, cutWhere("536-22-8726"), [policy("block", { piiTypes: ["ssn"] })]);
     const bout = blocked.out.toString("utf8");
     t.false(bout.includes("8726") || bout.includes("536-22"), `${provider}: ${bout}`);
     t.regex(parseSse(bout).events.at(-1)?.data ?? "", /policy_violation/, `${provider}: the block's error event ends it`);
     t.is(blocked.d.status, "blocked");
   }
+  // A whole stream still releases its held tail (redacted) at its end marker.
+  const req = nativeRequest("openai", { stream: true });
+  const whole = Buffer.from((await rawRequest(fake.urls.openai + req.path, { headers: req.headers, body: req.body })).text);
+  const done = governedSse("openai", whole, [policy("redact", { piiTypes: ["ssn"] })]);
+  const o = getProvider("openai")!.streamObserver();
+  o.push(done.out);
+  t.regex(o.end().completionText, /number is \[REDACTED:ssn\] and that is all\.$/);
 });

@@ -139,7 +139,8 @@ class RecordingGovernor implements ProxyStreamGovernor {
         this.finish(outcome.blockedBy, facts, outcome);
         return Buffer.from(this.errorEvent(outcome.blockedBy), "utf8");
       }
-      const { extra } = this.inner.end();
+      // A stream cut before its end marker: the held tail is an unfinished piece, dropped (governor.ts end).
+      const { extra } = this.inner.end(facts.endedEarly === true);
       if (this.inner.stopped) {
         this.finish(this.inner.blockedBy, facts);
         return extra ?? EMPTY;
