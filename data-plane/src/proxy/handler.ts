@@ -12,7 +12,7 @@ import { estimateTokens, type ResponseFacts } from "../providers/index.js";
 import { readSlots } from "../providers/text-slots.js";
 import { detectPii } from "../policy/pii/index.js";
 import { injectionScore } from "../policy/injection/index.js";
-import { promptQualityFacts, qualityScores, type PromptQualityFacts } from "../policy/quality/index.js";
+import { qualityScores } from "../policy/quality/index.js";
 import { evaluatePhase } from "../policy/engine/evaluate.js";
 import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { GovernanceState } from "../state/governance-state.js";
@@ -303,17 +303,6 @@ export function createProxyHandler(deps: ProxyDeps) {
         return refuse(new ProxyRefusal(400, "bad_request", "request body is nested too deeply to be rewritten by the sidecar's policies"), "");
       }
 
-      /** An answer without text (embeddings) has no completion to score: no quality scores, no quality_score span. */
-      const scored = adapter.answersWithText !== false;
-      let promptFacts: PromptQualityFacts | undefined;
-      const takePromptFacts = (): void => {
-        try {
-          promptFacts ??= promptQualityFacts(prompt);
-        } catch (e) {
-          deps.onError(e, "proxy.prompt_quality");
-        }
-      };
-
       // 7. Forward. A client that goes away aborts the upstream call; the trace is still recorded.
       // An EventEmitter is undici's cheapest abort signal (an AbortController costs an EventTarget per request).
       const abort = new EventEmitter();
@@ -372,10 +361,6 @@ export function createProxyHandler(deps: ProxyDeps) {
           headersTimeout: deps.upstreamTimeoutMs,
           bodyTimeout: deps.upstreamTimeoutMs,
         });
-        // The prompt's part of the quality scores is taken while the provider works (after this turn, once
-        // the request is on the wire), not after the answer, whose last bytes wait for the scores when the
-        // response gate is on.
-        if (scored) setImmediate(takePromptFacts);
         upstream = await pending;
       } catch (e) {
         return upstreamFailed(e);
@@ -572,6 +557,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       // next turn, after the answer has been written.
       const afterAnswer = () => {
         let tq = performance.now();
+        // An answer without text (embeddings) has no completion to score: no quality scores, no quality_score span.
+        const scored = adapter.answersWithText !== false;
         try {
           if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") {
             // A stream no governor judged: its completion is scanned here, timed as pii_scan (not quality_score).
@@ -581,7 +568,7 @@ export function createProxyHandler(deps: ProxyDeps) {
             tq = t;
           }
           draft.completion = completionText;
-          if (scored) draft.qualityScores = qualityScores({ prompt, promptFacts, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
+          if (scored) draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
         } catch (e) {
           deps.onError(e, "proxy.after_answer");
         }

@@ -1,4 +1,4 @@
 // Public API of the response quality scorers.
 
-export { promptQualityFacts, QUALITY_SCORERS, qualityScores } from "./quality-scores.js";
-export type { PromptQualityFacts, QualityInput, QualityScore } from "./quality-scores.js";
+export { QUALITY_SCORERS, qualityScores } from "./quality-scores.js";
+export type { QualityInput, QualityScore } from "./quality-scores.js";

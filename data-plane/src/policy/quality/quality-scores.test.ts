@@ -4,7 +4,7 @@ import test from "ava";
 import { completionFinished } from "./completion-finished.js";
 import { asksForJson, jsonValidityScore } from "./format-validity.js";
 import { nonRepetitionScore } from "./non-repetition.js";
-import { promptQualityFacts, qualityScores } from "./quality-scores.js";
+import { qualityScores } from "./quality-scores.js";
 import { refusalScore } from "./refusal.js";
 import { relevanceScore } from "./relevance.js";
 
@@ -77,24 +77,6 @@ test("qualityScores: all scorers in [0,1]; format_validity only when JSON is ask
   const prose = qualityScores({ prompt: "Tell me a joke.", completion: "Why did the chicken cross the road?", finishReason: "length", status: "success" });
   t.false(prose.some((s) => s.scorer === "format_validity"));
   t.is(prose.find((s) => s.scorer === "completion_finished")!.score, 0.25);
-});
-
-test("qualityScores: the prompt's part taken apart (promptQualityFacts, as the proxy takes it while the provider works) gives the same scores", (t) => {
-  const cases: [string, string][] = [
-    ["List three primary colours as JSON array.", '["red", "blue", "yellow"]'],
-    ["Return JSON with the owners of the roadmap items.", "Sure: the owners are Ana and Bo."],
-    ["Tell me a joke about certificates and nginx.", "Why did the nginx certificate expire? It forgot to renew."],
-    ["Summarise the meeting: roadmap, migration, onboarding, support rotation, owners, order of work.", "Bananas are yellow."],
-    ["The of and", "An answer."],
-    ["Explain TLS.", ""],
-  ];
-  for (const [prompt, completion] of cases) {
-    const plain = qualityScores({ prompt, completion, finishReason: "stop", status: "success" });
-    // The prompt is not read when its facts are given: an empty prompt beside them scores as the real one.
-    t.deepEqual(qualityScores({ prompt: "", completion, finishReason: "stop", status: "success", promptFacts: promptQualityFacts(prompt) }), plain, prompt);
-  }
-  t.true(promptQualityFacts("Answer in JSON.").asksForJson);
-  t.false(promptQualityFacts("Answer in prose.").asksForJson);
 });
 
 test("qualityScores: failed and blocked requests only report completion_finished = 0", (t) => {

@@ -4,7 +4,7 @@ import { completionFinished } from "./completion-finished.js";
 import { asksForJson, jsonValidityScore } from "./format-validity.js";
 import { nonRepetitionScore } from "./non-repetition.js";
 import { refusalScore } from "./refusal.js";
-import { promptTerms, relevanceOfTerms, relevanceScore } from "./relevance.js";
+import { relevanceScore } from "./relevance.js";
 import { words } from "./tokenize.js";
 
 export interface QualityInput {
@@ -15,25 +15,6 @@ export interface QualityInput {
   status: "success" | "error" | "blocked";
   /** The answer's tool/function calls (ResponseFacts.toolCalls); a tool-only answer has no text but is an answer. */
   toolCalls?: readonly { name: string }[];
-  /** What the scores need of the prompt, when the caller took it already (promptQualityFacts): the prompt is then not read. */
-  promptFacts?: PromptQualityFacts;
-}
-
-/** What the quality scores need of a prompt, apart from the answer. */
-export interface PromptQualityFacts {
-  /** Its distinct content terms (relevance). */
-  terms: readonly string[];
-  /** It asks for a JSON answer (format_validity). */
-  asksForJson: boolean;
-}
-
-/**
- * The prompt's part of the scores. The proxy takes it while the provider works, so that an answer held
- * for its trace (the response gate) waits only for the answer's part: on a long prompt the prompt's
- * words are most of the scoring.
- */
-export function promptQualityFacts(prompt: string): PromptQualityFacts {
-  return { terms: promptTerms(prompt), asksForJson: asksForJson(prompt) };
 }
 
 export interface QualityScore {
@@ -50,7 +31,7 @@ export const QUALITY_SCORERS = ["completion_finished", "non_empty", "refusal", "
 export function qualityScores(input: QualityInput): QualityScore[] {
   const finished = completionFinished(input);
   if (input.status !== "success") return [{ scorer: "completion_finished", score: finished }];
-  const { prompt, completion, promptFacts: facts } = input;
+  const { prompt, completion } = input;
   const completionWords = words(completion); // tokenised once for relevance and non_repetition
   const hasText = completion.trim().length > 0;
   // A tool-only answer (tool calls, no text: the usual turn of an agent loop) is an answer: non_empty 1,
@@ -62,9 +43,9 @@ export function qualityScores(input: QualityInput): QualityScore[] {
     { scorer: "completion_finished", score: finished },
     { scorer: "non_empty", score: hasText || toolOnly ? 1 : 0 },
     { scorer: "refusal", score: refusalScore(completion) },
-    { scorer: "relevance", score: toolOnly ? 1 : facts ? relevanceOfTerms(facts.terms, completion, completionWords) : relevanceScore(prompt, completion, completionWords) },
+    { scorer: "relevance", score: toolOnly ? 1 : relevanceScore(prompt, completion, completionWords) },
     { scorer: "non_repetition", score: nonRepetitionScore(completion, completionWords) },
   ];
-  if (facts ? facts.asksForJson : asksForJson(prompt)) out.push({ scorer: "format_validity", score: jsonValidityScore(completion) });
+  if (asksForJson(prompt)) out.push({ scorer: "format_validity", score: jsonValidityScore(completion) });
   return out;
 }

@@ -37,29 +37,3 @@ export function relevanceScore(prompt: string, completion: string, completionWor
   const score = shared / Math.min(asked.size, RELEVANCE_SATURATION);
   return score > 1 ? 1 : score;
 }
-
-/**
- * The prompt's distinct content terms in order of first use, at most MAX_PROMPT_TERMS: what relevance
- * compares an answer with. Computed apart from the answer so the proxy can take it while the provider
- * works (relevanceOfTerms then scores an answer with it exactly as relevanceScore does).
- */
-export function promptTerms(prompt: string): string[] {
-  const asked = new Set<string>();
-  scanWords(prompt, (w) => {
-    if (w.length < 2 || STOPWORDS.has(w)) return false;
-    asked.add(stem(w));
-    return asked.size >= MAX_PROMPT_TERMS;
-  });
-  return [...asked];
-}
-
-/** relevanceScore with the prompt's terms taken already (promptTerms). */
-export function relevanceOfTerms(terms: readonly string[], completion: string, completionWords: readonly string[] = words(completion)): number {
-  const answer = new Set<string>();
-  for (const w of completionWords) if (w.length >= 2 && !STOPWORDS.has(w)) answer.add(stem(w));
-  if (answer.size === 0) return completion.trim().length === 0 ? 0 : 1;
-  if (terms.length === 0) return 1;
-  let shared = 0;
-  for (const term of terms) if (answer.has(term) && ++shared >= RELEVANCE_SATURATION) return 1;
-  return shared / Math.min(terms.length, RELEVANCE_SATURATION);
-}
