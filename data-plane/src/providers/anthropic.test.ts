@@ -1,7 +1,8 @@
 // Anthropic adapter: resolve, prompt text and redaction, completion redaction, native error event.
 import Anthropic from "@anthropic-ai/sdk";
 import test from "ava";
-import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fakeStream } from "./testing/fake-stream.js";
 import { anthropicAdapter as adapter } from "./anthropic.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -159,15 +160,7 @@ test("errorEvent: a native `event: error`, parsed by our parser and thrown by th
 test("stream observer: a stream that ends cleanly before message_stop ended early (message_delta's usage kept); with message_stop, an error event or no event it did not", async (t) => {
   const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 300, outputTokens: 7, cachedInputTokens: 200 } });
   try {
-    const req = nativeRequest("anthropic", { stream: true });
-    const send = async () => (await rawRequest(fake.urls.anthropic + req.path, { headers: req.headers, body: req.body })).text;
-    const observe = (raw: string) => {
-      const o = adapter.streamObserver();
-      o.push(new TextEncoder().encode(raw));
-      return o.end();
-    };
-    const whole = await send();
-    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    const { send, whole, events, observe } = await fakeStream(fake, "anthropic", () => adapter.streamObserver());
     t.true(events.at(-1)!.startsWith("event: message_stop\n"), "the provider's stream ends with its marker");
     t.is(observe(whole).endedEarly, undefined);
     t.is(observe(whole).errorMessage, undefined);

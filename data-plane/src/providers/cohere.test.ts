@@ -1,7 +1,8 @@
 // Cohere adapter: resolve, prompt text and redaction, billed usage, completion redaction, error event.
 import test from "ava";
 import { CohereClientV2 } from "cohere-ai";
-import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fakeStream } from "./testing/fake-stream.js";
 import { cohereAdapter as adapter } from "./cohere.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -126,15 +127,7 @@ test("errorEvent: message-end with finish_reason ERROR, seen as such by the cohe
 test("stream observer: a stream that ends cleanly before message-end ended early; with message-end (ERROR included) or no event it did not", async (t) => {
   const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
   try {
-    const req = nativeRequest("cohere", { stream: true });
-    const send = async () => (await rawRequest(fake.urls.cohere + req.path, { headers: req.headers, body: req.body })).text;
-    const observe = (raw: string) => {
-      const o = adapter.streamObserver();
-      o.push(new TextEncoder().encode(raw));
-      return o.end();
-    };
-    const whole = await send();
-    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    const { send, whole, events, observe } = await fakeStream(fake, "cohere", () => adapter.streamObserver());
     t.true(events.at(-1)!.startsWith("event: message-end\n"), "the provider's stream ends with its marker");
     const complete = observe(whole);
     t.is(complete.endedEarly, undefined);

@@ -1,7 +1,8 @@
 // Mistral adapter: resolve, chunk-array content, thinking chunks, prompt/completion redaction, error event.
 import { HTTPClient, Mistral } from "@mistralai/mistralai";
 import test from "ava";
-import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fakeStream } from "./testing/fake-stream.js";
 import { mistralAdapter as adapter } from "./mistral.js";
 import { parseSse } from "./sse-parser.js";
 
@@ -81,15 +82,7 @@ test("errorEvent: Mistral's error object as a data chunk; the SDK stream fails o
 test("stream observer: a stream that ends cleanly before data: [DONE] ended early, even after its finish chunk with usage; with [DONE] or Mistral's own error it did not", async (t) => {
   const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
   try {
-    const req = nativeRequest("mistral", { stream: true });
-    const send = async () => (await rawRequest(fake.urls.mistral + req.path, { headers: req.headers, body: req.body })).text;
-    const observe = (raw: string) => {
-      const o = adapter.streamObserver();
-      o.push(new TextEncoder().encode(raw));
-      return o.end();
-    };
-    const whole = await send();
-    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    const { send, whole, events, observe } = await fakeStream(fake, "mistral", () => adapter.streamObserver());
     t.is(events.at(-1), "data: [DONE]\n\n", "Mistral's stream ends with [DONE] too");
     t.is(observe(whole).endedEarly, undefined);
     t.is(observe(whole).errorMessage, undefined);

@@ -5,7 +5,8 @@ import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema } from "@agentgov/proto";
 import OpenAI from "openai";
 import { redactAnswer } from "../proxy/governance.js";
-import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/providers/index.js";
+import { fakeStream } from "./testing/fake-stream.js";
 import { chatAfterRedaction } from "./chat-completions.js";
 import { openaiAdapter as adapter } from "./openai.js";
 import { parseSse } from "./sse-parser.js";
@@ -225,15 +226,7 @@ test("url_citation url and title are model output: a value the content had redac
 test("stream observer: a stream that ends cleanly before data: [DONE] ended early, even after its finish and usage chunks; with [DONE], an error event of its own or no event at all it did not", async (t) => {
   const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
   try {
-    const req = nativeRequest("openai", { stream: true }); // stream_options.include_usage: a usage chunk after the finish chunk
-    const send = async () => (await rawRequest(fake.urls.openai + req.path, { headers: req.headers, body: req.body })).text;
-    const observe = (raw: string) => {
-      const o = adapter.streamObserver();
-      o.push(new TextEncoder().encode(raw));
-      return o.end();
-    };
-    const whole = await send();
-    const events = whole.split("\n\n").filter((e) => e !== "").map((e) => `${e}\n\n`);
+    const { send, whole, events, observe } = await fakeStream(fake, "openai", () => adapter.streamObserver()); // stream_options.include_usage: a usage chunk after the finish chunk
     t.is(events.at(-1), "data: [DONE]\n\n", "the provider's stream ends with its marker");
     const complete = observe(whole);
     t.is(complete.endedEarly, undefined);
