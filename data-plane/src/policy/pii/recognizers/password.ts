@@ -25,6 +25,17 @@ const MAX_VALUE = 64;
 
 /** Words that may name a password, lower case; each starts with "p". */
 const PASS_WORDS: readonly string[] = ["password", "passwd", "passphrase", "passcode"];
+/** The probes: both cases of the words' first letter. */
+const PROBES: readonly string[] = ["p", "P"];
+
+/** The password word at `start` ("p…" found there), or undefined. */
+function wordAt(text: string, start: number): string | undefined {
+  const next = text.charCodeAt(start + 1) | 32;
+  if (next === 97) {
+    for (const w of PASS_WORDS) if (startsWithLower(text, start, w)) return w;
+  } else if (next === 119 && startsWithLower(text, start, "pwd")) return "pwd";
+  return undefined;
+}
 
 /** True for a token that reads as a password (see the head of the file). */
 export function looksLikePassword(value: string): boolean {
@@ -67,12 +78,9 @@ function pushValue(text: string, start: number, out: PiiFinding[]): void {
 /** Appends short passwords in `text` to `out` (overlaps with generic secrets are resolved by detectPii). */
 export function scanPasswords(text: string, out: PiiFinding[]): void {
   let seen: Set<number> | undefined; // made at the first value: most texts have none
-  for (const probe of ["p", "P"]) {
+  for (const probe of PROBES) {
     for (let start = text.indexOf(probe); start !== -1; start = text.indexOf(probe, start + 1)) {
-      const next = text.charCodeAt(start + 1) | 32;
-      let word: string | undefined;
-      if (next === 97) word = PASS_WORDS.find((w) => startsWithLower(text, start, w));
-      else if (next === 119 && startsWithLower(text, start, "pwd")) word = "pwd";
+      const word = wordAt(text, start);
       if (word === undefined) continue;
       // The word starts a word or an identifier's part: "db_password", "PGPASSWORD", "myPassword", "Password"; not "bypassword".
       const first = text.charCodeAt(start);
