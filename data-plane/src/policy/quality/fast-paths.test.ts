@@ -9,6 +9,7 @@ import { nonRepetitionScore } from "./non-repetition.js";
 import { ASKS_FOR_JSON_RE, asksForJson } from "./format-validity.js";
 import { STOPWORDS, stem } from "./stopwords.js";
 import { scanWords, words } from "./tokenize.js";
+import { answerTermsByHash, hashTerm } from "./ascii-terms.js";
 import { createRng } from "../pii/fixtures/prng.js";
 
 // ---- references: the scorers as first written ----
@@ -140,6 +141,53 @@ test("relevance: the early-exit scan equals the whole-prompt computation", (t) =
   // More than MAX_PROMPT_TERMS distinct terms: only the first 400 count.
   const many = Array.from({ length: 500 }, (_, k) => `term${k}x`).join(" ");
   for (const c of ["term450x", "term10x term450x", "term1x term2x term3x"]) t.is(relevanceScore(many, c), refRelevance(many, c), c);
+});
+
+test("relevance: the in-place scan of ASCII prompts equals the whole-prompt computation (case, apostrophes, stems, digits, stop words)", (t) => {
+  const r = rng(41);
+  const ascii = [...VOCAB.filter((w) => /^[\x00-\x7f]*$/.test(w)), "DEPLOYING", "Stories", "CHURCHES", "Wishes", "quizzes", "taxes", "ashes", "aches",
+    "bus", "buses", "dies", "ties", "lies", "spies", "Let's", "IT'S", "don't", "o'clock", "rock'n'roll", "x'", "'quoted'", "v2", "2fa", "ok", "OK"];
+  const seps = [" ", "  ", ", ", ". ", "\n", "-", "'", "/", "_"];
+  const asciiText = (max: number) => {
+    const n = Math.floor(r() * max);
+    let s = "";
+    for (let i = 0; i < n; i++) s += ascii[Math.floor(r() * ascii.length)]! + seps[Math.floor(r() * seps.length)]!;
+    return s;
+  };
+  let partial = 0;
+  for (let i = 0; i < 4000; i++) {
+    const prompt = r() < 0.05 ? asciiText(2000) : asciiText(100);
+    const completion = r() < 0.5 ? asciiText(30) : text(r, 30);
+    const want = refRelevance(prompt, completion);
+    t.is(relevanceScore(prompt, completion), want, `${JSON.stringify(prompt.slice(0, 80))} / ${JSON.stringify(completion)}`);
+    if (want > 0 && want < 1) partial++;
+  }
+  t.true(partial > 500, `partial scores are covered (${partial})`);
+  // a non-ASCII character late in a long prompt: the string form takes over, same score
+  const long = `${asciiText(600)} naïve ${asciiText(50)}`;
+  t.is(relevanceScore(long, "deploy stories"), refRelevance(long, "deploy stories"));
+});
+
+test("relevance: terms whose hashes collide are still told apart", (t) => {
+  // two different words with the same FNV-1a hash
+  const seen = new Map<number, string>();
+  let pair: [string, string] | undefined;
+  for (let k = 0; pair === undefined; k++) {
+    const w = `q${k.toString(36)}z`;
+    const h = hashTerm(w);
+    const other = seen.get(h);
+    if (other !== undefined) pair = [other, w];
+    else seen.set(h, w);
+  }
+  const [a, b] = pair;
+  t.not(a, b);
+  t.is(hashTerm(a), hashTerm(b));
+  t.is(answerTermsByHash([a, b]), null, "an answer with both terms is scored as strings");
+  // in the prompt: two distinct terms, of which the answer has one
+  for (const [prompt, completion] of [[`${a} ${b}`, a], [`${a} ${b}`, b], [`${b} ${a} ${a}`, a], [`${a} ${b}`, `${a} ${b}`], [`${a.toUpperCase()} ${b}`, b]] as const) {
+    t.is(relevanceScore(prompt, completion), refRelevance(prompt, completion), `${prompt} / ${completion}`);
+  }
+  t.is(relevanceScore(`${a} ${b}`, a), 0.5);
 });
 
 test("scanWords yields the words of words() and stops when asked", (t) => {

@@ -28,14 +28,21 @@ export function nonRepetitionScore(completion: string, completionWords: readonly
     if (v === undefined) ids.set(s, (v = ids.size));
     return v;
   };
-  const seen = new Set<number>();
+  // The trigram numbers go into a reused array, sorted, and the distinct ones counted: no Set per answer.
+  if (grams.length < total) grams = new Float64Array(Math.max(total, grams.length * 2));
   let a = id(w[0]!);
   let b = id(w[1]!);
   for (let i = 0; i < total; i++) {
     const c = id(w[i + 2]!);
-    seen.add((a * k + b) * k + c);
+    grams[i] = (a * k + b) * k + c;
     a = b;
     b = c;
   }
-  return seen.size / total;
+  const sorted = grams.subarray(0, total).sort();
+  let distinct = 1;
+  for (let i = 1; i < total; i++) if (sorted[i] !== sorted[i - 1]) distinct++;
+  return distinct / total;
 }
+
+/** Trigram numbers of the answer being scored (reused; grown as needed). */
+let grams = new Float64Array(256);

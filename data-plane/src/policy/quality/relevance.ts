@@ -3,6 +3,7 @@
 
 import { STOPWORDS, stem } from "./stopwords.js";
 import { scanWords, words } from "./tokenize.js";
+import { answerTermsByHash, MAX_SCAN_TERMS, NOT_ASCII, SCALE, scanAsciiPromptTerms } from "./ascii-terms.js";
 
 /** Covering this many prompt content words (or all of them, if fewer) gives a score of 1. */
 export const RELEVANCE_SATURATION = 8;
@@ -20,6 +21,13 @@ const MAX_PROMPT_TERMS = 400;
  * the prompt's tokenisation.
  */
 export function relevanceScore(prompt: string, completion: string, completionWords: readonly string[] = words(completion)): number {
+  // An ASCII prompt is scanned in place (ascii-terms.ts); any other, as strings.
+  const byHash = answerTermsByHash(completionWords);
+  if (byHash !== null) {
+    if (byHash.size === 0) return completion.trim().length === 0 ? 0 : 1;
+    const r = scanAsciiPromptTerms(prompt, byHash, RELEVANCE_SATURATION, MAX_PROMPT_TERMS);
+    if (r !== NOT_ASCII) return score(Math.floor(r / SCALE), r % SCALE);
+  }
   const answer = new Set<string>();
   for (const w of completionWords) if (w.length >= 2 && !STOPWORDS.has(w)) answer.add(stem(w));
   if (answer.size === 0) return completion.trim().length === 0 ? 0 : 1;
@@ -33,7 +41,13 @@ export function relevanceScore(prompt: string, completion: string, completionWor
     if (answer.has(term) && ++shared >= RELEVANCE_SATURATION) return true;
     return asked.size >= MAX_PROMPT_TERMS;
   });
-  if (asked.size === 0) return 1;
-  const score = shared / Math.min(asked.size, RELEVANCE_SATURATION);
-  return score > 1 ? 1 : score;
+  return score(shared, asked.size);
 }
+
+function score(shared: number, asked: number): number {
+  if (asked === 0) return 1;
+  const s = shared / Math.min(asked, RELEVANCE_SATURATION);
+  return s > 1 ? 1 : s;
+}
+
+if (MAX_PROMPT_TERMS > MAX_SCAN_TERMS) throw new Error("MAX_PROMPT_TERMS exceeds the ASCII scan's table");
