@@ -102,6 +102,39 @@ for (const p of PROVIDERS) {
   });
 }
 
+for (const p of PROVIDERS) {
+  test.serial(`${p}: the provider's own error event in the middle of a redacted value: the held piece is dropped, not released, and the error event ends the stream; the trace is an upstream_stream_error`, async (t) => {
+    const a = await w.agent(`stream-provider-error-${p}`, undefined, p);
+    await createPolicy(w, { name: `stream error redact ${p}`, action: "redact", priority: 1, conditions: { direction: "outbound", pii_types: ["ssn"] }, agents: [a] });
+    const text = "Noted, I will keep it on file for you. Your social security number is 536-22-8726 and that is all.";
+    const req = chatRequest(p, "tell me", { stream: true });
+    // The number of events after which the answer reads "…536-22-8" (the failure splits the SSN).
+    const full = { text, textChunkSize: 3, usage: { inputTokens: 10, outputTokens: 30 } };
+    w.fakes.script(full);
+    const direct = await rawRequest(w.fakes.urls[p] + req.path, { headers: req.headers, body: req.body });
+    const events = parseSse(direct.text).events;
+    let k = 1;
+    while (!streamText(p, events.slice(0, k).map((e) => `${e.event ? `event: ${e.event}\n` : ""}data: ${e.data}\n\n`).join("")).text.includes("536-22-8")) k++;
+
+    w.fakes.script({ ...full, streamError: { afterEvents: k, message: "backend failure" } });
+    const upstream = await rawRequest(w.fakes.urls[p] + req.path, { headers: req.headers, body: req.body });
+    t.true(streamText(p, upstream.text).text.endsWith("536-22-8"), `${p}: the provider's stream itself stops inside the SSN`);
+    w.fakes.script({ ...full, streamError: { afterEvents: k, message: "backend failure" } });
+    const via = await rawCall(w.proxyUrl(p, req.path), { headers: { ...req.headers, ...w.serviceHeaders(a) }, body: req.body });
+    t.is(via.status, 200);
+    const seen = streamText(p, via.text);
+    t.false(seen.text.includes("536-22"), `${p}: no piece of the SSN reached the client: ${seen.text}`);
+    t.true(text.startsWith(seen.text) && seen.text.length > 0, `${p}: what left is the answer's start, unchanged (${seen.text})`);
+    const last = parseSse(via.text).events.at(-1)!;
+    t.regex(last.data, /backend failure/, `${p}: the provider's error event comes last`);
+    const trace = await w.trace(String(via.headers["x-service-trace-id"]));
+    t.is(trace.status, "error");
+    t.is(trace.errorCode, "upstream_stream_error");
+    // The piece was judged with the whole answer: "536-22-8" is no SSN to any detector, which is why it is dropped.
+    t.deepEqual(trace.policyEvaluations.map((e) => `${e.result}/${e.actionTaken}`), ["pass/none"]);
+  });
+}
+
 test.serial("outbound log policies are evaluated on a stream that passes untouched; X-Service-Policies counts both phases", async (t) => {
   const a = await w.agent("stream-log");
   const inbound = await createPolicy(w, { name: "stream log in", action: "log", priority: 1, conditions: { direction: "inbound" }, agents: [a] });

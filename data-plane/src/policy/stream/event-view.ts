@@ -24,6 +24,12 @@ export interface EventView {
   /** Every channel ends before this event ([DONE], message_stop, message-end…). */
   endsStream: boolean;
   /**
+   * The stream ends with the provider's own error (an error event, Cohere's message-end with
+   * finish_reason ERROR): the answer is unfinished, so the text each channel still holds is judged with
+   * the rest and dropped, not released (as for a stream cut before its end marker).
+   */
+  failed?: boolean;
+  /**
    * Reasoning channels that end with this event (when they exist): an event that only ends reasoning
    * that never came is forwarded untouched, as before reasoning was governed.
    */

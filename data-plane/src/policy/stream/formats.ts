@@ -6,7 +6,7 @@
 // that textEvent knows which kind of event carries a held reasoning tail.
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
-import { REASONING_DETAIL_FIELDS, REASONING_FIELDS, URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
+import { chatErrorMessage, REASONING_DETAIL_FIELDS, REASONING_FIELDS, URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
 import { CITATION_SOURCE, CITATION_SOURCE_STRINGS, CITATION_SOURCE_UNITS, citationSourcesOf } from "../../providers/google.js";
 import type { WireFormat } from "../../providers/index.js";
 import { asArray, EMPTY, indexOf, isObject, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type TextPiece } from "./event-view.js";
@@ -45,6 +45,9 @@ const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
  * ends the stream, so held text leaves before it, as the provider sent it (a client stops reading at
  * the error: text after it would never be shown).
  */
+/** The provider's own error ends the stream (EventView.failed). */
+const FAILED: EventView = { ...EMPTY, endsStream: true, failed: true };
+
 function isProviderError(json: Json): boolean {
   return isObject(json.error) && json.choices === undefined && json.candidates === undefined;
 }
@@ -89,7 +92,8 @@ const chatCompletions = (wholeToolCalls: boolean): StreamFormat => ({
   view(_event, data, json) {
     if (data.trim() === "[DONE]") return { ...EMPTY, endsStream: true };
     if (!isObject(json)) return EMPTY;
-    if (isProviderError(json)) return { ...EMPTY, endsStream: true };
+    // An error chunk as the stream observer reads it: OpenAI's {error}, Mistral's {object: "error", message}.
+    if (chatErrorMessage(json) !== undefined) return FAILED;
     const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.choices).forEach((raw, position) => {
       if (!isObject(raw)) return;
@@ -211,8 +215,9 @@ const anthropic: StreamFormat = {
         return { ...EMPTY, endsChannels: [channel], endsReasoning: [thinking], endsToolGroups: [channel] };
       case "message_delta":
       case "message_stop":
-      case "error":
         return { ...EMPTY, endsStream: true };
+      case "error":
+        return FAILED;
       default:
         return EMPTY;
     }
@@ -236,7 +241,7 @@ const anthropic: StreamFormat = {
 const google: StreamFormat = {
   view(_event, _data, json) {
     if (!isObject(json)) return EMPTY;
-    if (isProviderError(json)) return { ...EMPTY, endsStream: true };
+    if (isProviderError(json)) return FAILED;
     const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.candidates).forEach((raw, position) => {
       if (!isObject(raw)) return;
@@ -362,7 +367,7 @@ const cohere: StreamFormat = {
       case "content-end":
         return { ...EMPTY, endsChannels: [channel], endsReasoning: [`${channel}:thinking`] };
       case "message-end":
-        return { ...EMPTY, endsStream: true };
+        return isObject(json.delta) && json.delta.finish_reason === "ERROR" ? FAILED : { ...EMPTY, endsStream: true };
       default:
         return EMPTY;
     }

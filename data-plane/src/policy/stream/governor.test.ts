@@ -922,31 +922,45 @@ test("openai: url_citation annotations interleaved with the text deltas, each af
   }
 });
 
-test("held text leaves before a provider's mid-stream error event, not after it (a client stops reading at the error)", (t) => {
-  const redact = [policy("redact", { piiTypes: ["email"] })];
+test("a provider's mid-stream error event: the text before the window leaves (redacted), the held tail is dropped, not released (fail closed), and the error event passes last", (t) => {
+  const redact = [policy("redact", { piiTypes: ["email", "ssn"] })];
+  // The failure splits an SSN: "536-22-87" is no detector's format, and was released as it came before.
+  const TEXT = `Hello there, write to jo@example.com about the renewal. ${"The contract terms stay as they were agreed last spring. ".repeat(2)}Your number is 536-22-87`;
   const oa = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
   const chunk = (content: string) => oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta: { content } }] });
   const error = oa({ error: { message: "overloaded", type: "server_error", code: "overloaded" } });
   const anthropic =
     `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-3-5-haiku", content: [], usage: { input_tokens: 3, output_tokens: 1 } } })}\n\n` +
     `event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })}\n\n` +
-    `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hello there, write to jo@example.com" } })}\n\n`;
+    `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: TEXT } })}\n\n`;
   const anthropicError = `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`;
   const gemini = (o: object) => `data: ${JSON.stringify(o)}\r\n\r\n`;
   const geminiError = gemini({ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } });
+  const cohere = (type: string, o: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`;
+  const cohereError = cohere("message-end", { delta: { finish_reason: "ERROR", error: "internal error" } });
   for (const [provider, raw, err] of [
-    ["openai", chunk("Hello there, write to jo@example.com"), error],
-    ["mistral", chunk("Hello there, write to jo@example.com"), error],
+    ["openai", chunk(TEXT), error],
+    ["mistral", chunk(TEXT), error],
     ["anthropic", anthropic, anthropicError],
-    ["google", gemini({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "Hello there, write to jo@example.com" }] } }] }), geminiError],
+    ["google", gemini({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: TEXT }] } }] }), geminiError],
+    ["cohere", cohere("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } }) + cohere("content-delta", { index: 0, delta: { message: { content: { text: TEXT } } } }), cohereError],
   ] as const) {
-    const out = run(governor(provider, redact), [Buffer.from(raw + err)]).toString("utf8");
-    const at = out.indexOf(err);
-    t.true(at >= 0, `${provider}: the error event passes`);
-    t.true(out.endsWith(err), `${provider}: nothing after the error event: ${out.slice(at + err.length)}`);
-    t.true(out.slice(0, at).includes("Hello there, write to [REDACTED:email]"), `${provider}: the held text, redacted, before it`);
-    t.false(out.includes("jo@example.com"));
+    for (const chunks of [[raw + err], [raw, err]]) {
+      const out = run(governor(provider, redact), chunks.map((c) => Buffer.from(c))).toString("utf8");
+      const at = out.indexOf(err);
+      t.true(at >= 0, `${provider}: the error event passes`);
+      t.true(out.endsWith(err), `${provider}: nothing after the error event: ${out.slice(at + err.length)}`);
+      const before = out.slice(0, at);
+      t.true(before.includes("Hello there, write to [REDACTED:email] about the renewal."), `${provider}: the text before the window leaves, redacted: ${before}`);
+      t.false(out.includes("jo@example.com"));
+      t.false(before.includes("536-22"), `${provider}: the split value held at the tail is dropped`);
+      t.false(before.includes("Your number is"), `${provider}: the whole held tail is dropped`);
+    }
   }
+  // A block policy that the held tail alone matches still ends the stream with its own error event.
+  const blocked = run(governor("openai", [policy("block", { keywords: ["Your number"] })]), [Buffer.from(chunk(TEXT) + error)]).toString("utf8");
+  t.regex(blocked, /policy_violation|response blocked/);
+  t.false(blocked.includes("Your number"));
 });
 
 /** One OpenAI chat-completion chunk of choice 0 (the tool-call tests' streams). */

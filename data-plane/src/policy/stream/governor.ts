@@ -406,6 +406,7 @@ class Governor implements StreamGovernor {
     const toolEnds = this.tools.size > 0 && (view.endsStream || view.endsToolGroups !== undefined);
     const toolRepeats = this.windowChars > 0 ? view.toolRepeats : undefined;
     if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds && !view.repeats && !toolRepeats && !view.drops) return this.emit(block.raw);
+    if (view.failed) return this.failedEnd(block);
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -514,6 +515,28 @@ class Governor implements StreamGovernor {
     if (view.signature) this.sealSigned(view.signature.channel);
     if (changed) this.counters.rewritten++;
     return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+  }
+
+  /**
+   * The provider's own error event ends an unfinished answer: everything still held (each channel's
+   * tail, the arguments of calls not yet released) is judged with the rest, as at any end (a block
+   * answers with its error event instead), then dropped, not released: a value the failure split
+   * ("536-22-87") is no detector's format any more. The error event itself leaves as it came.
+   */
+  private failedEnd(block: SseBlock): string {
+    const dropped = this.finishChannels([...this.channels.values()], true, true);
+    if (this.blockedBy !== undefined) return dropped;
+    if (this.opts.finalCheck && !this.finalChecked) {
+      this.finalChecked = true;
+      const p = this.opts.finalCheck();
+      if (p) {
+        this.blockedBy = p;
+        return this.emit(this.opts.errorEvent(p), true);
+      }
+    }
+    // Nothing held is released later either (should the provider go on after its error).
+    for (const ch of this.channels.values()) ch.released = ch.text.length;
+    return this.emit(block.raw);
   }
 
   /** Appends this event's argument fragments to their calls (a call new to its group ends the group's others). */

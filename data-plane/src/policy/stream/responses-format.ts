@@ -137,7 +137,7 @@ export const responsesFormat: StreamFormat = {
   view(event, _data, json) {
     if (!isObject(json)) return EMPTY;
     const type = typeof json.type === "string" ? json.type : event;
-    if (type === "error") return { ...EMPTY, endsStream: true };
+    if (type === "error") return { ...EMPTY, endsStream: true, failed: true };
     const o = num(json.output_index);
     const c = num(json.content_index);
     const v = view();
