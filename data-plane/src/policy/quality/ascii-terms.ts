@@ -125,38 +125,24 @@ export function scanAsciiPromptTerms(prompt: string, answer: ReadonlyMap<number,
       let h1 = 0;
       let h2 = 0;
       let h3 = 0;
+      let afterApostrophe = false; // past the apostrophe only letters continue the word
       while (i < n) {
         const d = prompt.charCodeAt(i);
         if (d >= 0x80) return NOT_ASCII;
         const l = lower(d);
-        if (!isAlnum(l)) break;
+        if (afterApostrophe ? !isLetter(l) : !isAlnum(l)) {
+          // One apostrophe followed by a letter continues the word.
+          if (afterApostrophe || l !== 0x27 || i + 1 >= n) break;
+          const next = prompt.charCodeAt(i + 1);
+          if (next >= 0x80) return NOT_ASCII;
+          if (!isLetter(lower(next))) break;
+          afterApostrophe = true;
+        }
         h3 = h2;
         h2 = h1;
         h1 = h;
         h = Math.imul(h ^ l, FNV_PRIME);
         i++;
-      }
-      if (i + 1 < n && prompt.charCodeAt(i) === 0x27 /* ' */) {
-        const d = prompt.charCodeAt(i + 1);
-        if (d >= 0x80) return NOT_ASCII;
-        if (isLetter(lower(d))) {
-          h3 = h2;
-          h2 = h1;
-          h1 = h;
-          h = Math.imul(h ^ 0x27, FNV_PRIME);
-          i++;
-          while (i < n) {
-            const e = prompt.charCodeAt(i);
-            if (e >= 0x80) return NOT_ASCII;
-            const l = lower(e);
-            if (!isLetter(l)) break;
-            h3 = h2;
-            h2 = h1;
-            h1 = h;
-            h = Math.imul(h ^ l, FNV_PRIME);
-            i++;
-          }
-        }
       }
       const e = i;
       const len = e - s;
