@@ -92,8 +92,9 @@ const chatCompletions = (wholeToolCalls: boolean): StreamFormat => ({
   view(_event, data, json) {
     if (data.trim() === "[DONE]") return { ...EMPTY, endsStream: true };
     if (!isObject(json)) return EMPTY;
-    // An error chunk as the stream observer reads it: OpenAI's {error}, Mistral's {object: "error", message}.
-    if (chatErrorMessage(json) !== undefined) return FAILED;
+    // An error chunk as the stream observer reads it: OpenAI's {error}, Mistral's {object: "error", message}
+    // (one that also has choices is read as a chunk: its text is governed, and it leaves as it is).
+    if (json.choices === undefined && chatErrorMessage(json) !== undefined) return FAILED;
     const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.choices).forEach((raw, position) => {
       if (!isObject(raw)) return;
