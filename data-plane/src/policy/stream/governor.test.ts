@@ -8,6 +8,7 @@ import { nativeRequest, rawRequest, startFakeProviders } from "../../../../test/
 import type { FakeProviders, FakeScript } from "../../../../test/fakes/providers/index.js";
 import { getProvider, parseSse, PROVIDERS, type ProviderName } from "../../providers/index.js";
 import { RedactedThinkingStore } from "../thinking/index.js";
+import { outboundPolicy } from "./testing/outbound-policy.js";
 import { createStreamGovernor, DEFAULT_WINDOW_CHARS, type StreamGovernor, type StreamGovernorOptions } from "./index.js";
 
 let fake: FakeProviders;
@@ -18,18 +19,7 @@ test.after.always(async () => {
   await fake?.close();
 });
 
-let n = 0;
-function policy(action: "block" | "redact" | "log", conditions: Partial<{ piiTypes: string[]; keywords: string[]; regex: string; models: string[] }>, priority = 1): Policy {
-  n++;
-  return create(PolicySchema, {
-    id: `pol_${n}`,
-    name: `p${n}`,
-    status: "active",
-    action,
-    priority,
-    conditions: create(PolicyConditionsSchema, { direction: "outbound", ...conditions }),
-  });
-}
+const policy = outboundPolicy;
 
 function governorOptions(provider: ProviderName, policies: Policy[], piiDetection = true): StreamGovernorOptions {
   return {

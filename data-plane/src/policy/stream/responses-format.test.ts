@@ -5,11 +5,11 @@
 // (or whose text never streamed) is judged and redacted on its own, and can block; reasoning summaries
 // and function-call arguments are governed the same way.
 import test from "ava";
-import { create } from "@bufbuild/protobuf";
-import { PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
+import type { Policy } from "@agentgov/proto";
 import { rawRequest, startFakeProviders, type FakeProviders, type FakeScript } from "../../../../test/fakes/providers/index.js";
 import { openaiResponsesAdapter as adapter, parseSse } from "../../providers/index.js";
 import { createStreamGovernor, type StreamGovernor } from "./governor.js";
+import { outboundPolicy } from "./testing/outbound-policy.js";
 
 let fake: FakeProviders;
 test.before(async () => {
@@ -19,10 +19,8 @@ test.after.always(async () => {
   await fake?.close();
 });
 
-let n = 0;
 function policy(action: "block" | "redact", piiTypes: string[]): Policy {
-  n++;
-  return create(PolicySchema, { id: `pol_${n}`, name: `p${n}`, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", piiTypes }) });
+  return outboundPolicy(action, { piiTypes });
 }
 
 function governor(policies: Policy[]): StreamGovernor {
