@@ -41,13 +41,12 @@ const SEGMENT: QuoteFields = { start: "startIndex", end: "endIndex", text: "text
 const SEGMENT_UNITS: readonly OffsetUnit[] = ["utf8", "utf16", "codepoints"];
 
 /**
- * A provider's error event in the middle of a stream (`{"error": {...}}`: OpenAI, Mistral, Gemini): it
- * ends the stream, so held text leaves before it, as the provider sent it (a client stops reading at
- * the error: text after it would never be shown).
+ * The provider's own error ends the stream unfinished (EventView.failed): the governor drops the text it
+ * holds instead of releasing it, and the error event leaves last, as it came.
  */
-/** The provider's own error ends the stream (EventView.failed). */
 const FAILED: EventView = { ...EMPTY, endsStream: true, failed: true };
 
+/** A Gemini error element in the middle of a stream (`{"error": {...}}` without candidates). */
 function isProviderError(json: Json): boolean {
   return isObject(json.error) && json.choices === undefined && json.candidates === undefined;
 }

@@ -457,14 +457,7 @@ class Governor implements StreamGovernor {
     for (const [, temp] of repeats?.alone ?? []) this.scanChannel(temp, true);
     for (const [, e] of repeats?.aloneCalls ?? []) this.scanChannel(e.scanned, true);
     if (this.checkBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
-    if (view.endsStream && this.opts.finalCheck && !this.finalChecked) {
-      this.finalChecked = true;
-      const p = this.opts.finalCheck();
-      if (p) {
-        this.blockedBy = p;
-        return this.emit(this.opts.errorEvent(p), true);
-      }
-    }
+    if (view.endsStream && this.finalBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     this.activateRedactors();
 
     let before = "";
@@ -526,17 +519,18 @@ class Governor implements StreamGovernor {
   private failedEnd(block: SseBlock): string {
     const dropped = this.finishChannels([...this.channels.values()], true, true);
     if (this.blockedBy !== undefined) return dropped;
-    if (this.opts.finalCheck && !this.finalChecked) {
-      this.finalChecked = true;
-      const p = this.opts.finalCheck();
-      if (p) {
-        this.blockedBy = p;
-        return this.emit(this.opts.errorEvent(p), true);
-      }
-    }
+    if (this.finalBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     // Nothing held is released later either (should the provider go on after its error).
     for (const ch of this.channels.values()) ch.released = ch.text.length;
     return this.emit(block.raw);
+  }
+
+  /** The whole-output judgement (opts.finalCheck), once per stream: true when it blocks (blockedBy is set). */
+  private finalBlock(): boolean {
+    if (!this.opts.finalCheck || this.finalChecked) return false;
+    this.finalChecked = true;
+    this.blockedBy = this.opts.finalCheck();
+    return this.blockedBy !== undefined;
   }
 
   /** Appends this event's argument fragments to their calls (a call new to its group ends the group's others). */
