@@ -124,6 +124,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     limiter: new RateLimiter(),
     budget,
     emit: ops.traced((t: Trace, res: ServerResponse) => gate.traceEmitted(res, queue.append(t))),
+    amend: (id, fields) => queue.amend(id, fields),
     answersWaitForTraces: config.SPOOL_COMMIT_WAIT_MS > 0,
     storeRawPii: config.TRACE_STORE_RAW_PII,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 // A sidecar's spool damaged while it is down (a record with flipped bits in the middle of a segment, and
 // a torn last record): at restart the damage is detected, the good records are replayed and delivered
-// once the control plane is back, and the bad bytes are kept in quarantine/ and reported in /readyz.
+// once the control plane is back (with the quality scores amended after each trace), and the bad bytes
+// are kept in quarantine/ and reported in /readyz.
 import test from "ava";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,11 +64,14 @@ test("a damaged and truncated spool: good traces replayed and delivered, bad byt
   const segments = readdirSync(spoolDir).filter((f) => f.endsWith(".log")).sort();
   const segPath = join(spoolDir, segments.find((f) => statSync(join(spoolDir, f)).size > 0)!);
   const bytes = Buffer.from(readFileSync(segPath));
-  const { records } = scanRecords(bytes);
+  const all = scanRecords(bytes).records;
+  t.deepEqual(all.map((r) => r.kind), answered.flatMap(() => ["trace", "amendment"]), "each trace is followed by its quality scores' amendment");
+  const records = all.filter((r) => r.kind === "trace");
   const ids = records.map((r) => traceKeyFields(r.payload)!.id);
   t.deepEqual(ids, answered, "the spool holds the traces in answer order");
   const hit = records[10]!;
   bytes[hit.offset + HEADER_BYTES + 20]! ^= 0x5a;
+  // torn in the middle of the last trace (its amendment after it is gone with it)
   const last = records.at(-1)!;
   writeFileSync(segPath, bytes.subarray(0, last.offset + Math.floor(last.length / 2)));
   const lost = new Set([ids[10], ids.at(-1)]);
@@ -92,6 +96,12 @@ test("a damaged and truncated spool: good traces replayed and delivered, bad byt
     500,
   );
   t.deepEqual([...stored].sort(), [...expected].sort(), "every good trace once; the damaged ones are not invented");
+  // The amendments were replayed onto their traces, also the one after the damaged trace's (whose amendment, without its trace, is dropped).
+  for (const id of [expected[0]!, expected[10]!, expected.at(-1)!]) {
+    const got = await api.get<{ data: { qualityScores: { scorer: string }[]; spans: { stage: string }[] } }>(`/api/traces/${id}`);
+    t.true(got.body.data.qualityScores.some((q) => q.scorer === "relevance"), `${id}: quality scores`);
+    t.true(got.body.data.spans.some((x) => x.stage === "quality_score"), `${id}: quality_score span`);
+  }
   await eventually(async () => (await readiness(sc!.url)).spool.depth === 0, 30_000);
   t.true(readdirSync(spoolDir).filter((f) => f === segPath.split("/").at(-1)).length === 0, "the damaged segment is compacted once its good traces are acknowledged");
   t.is(readdirSync(join(spoolDir, "quarantine")).length, 2, "quarantined bytes are kept for inspection");

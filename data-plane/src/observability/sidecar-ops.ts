@@ -159,7 +159,7 @@ export function createSidecarOps(o: SidecarOpsOptions): SidecarOps {
           });
         });
       }
-      // Traces are emitted right after the answer (quality scores run in a setImmediate).
+      // Traces are emitted right after the answer (on the next turn when the response gate is off).
       await nextTick();
       await nextTick();
       return true;

@@ -18,7 +18,8 @@ import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { GovernanceState } from "../state/governance-state.js";
 import type { RateLimiter } from "../limits/rate-limiter.js";
 import type { BudgetLedger, Reservation } from "../limits/budget.js";
-import { buildTrace, type TraceDraft } from "../trace/builder.js";
+import { buildTrace, qualityAmendment, type TraceDraft } from "../trace/builder.js";
+import type { TraceAmendment } from "../trace/queue.js";
 import { newTraceId } from "./trace-id.js";
 import { ProxyRefusal, sendJsonError } from "./outcomes.js";
 import { addServiceHeaders, downstreamResponseHeaders, upstreamRequestHeaders } from "./headers.js";
@@ -48,6 +49,8 @@ export interface ProxyDeps {
   budget: BudgetLedger;
   /** Spools the trace of the request answered by `res` (the response gate holds `res` until it is safe). */
   emit(trace: Trace, res: ServerResponse): void;
+  /** Adds fields to the trace `emit` spooled in this turn (its quality scores, computed once the answer has left). */
+  amend(traceId: string, fields: TraceAmendment): void;
   /** The response gate is on (SPOOL_COMMIT_WAIT_MS > 0): answers' last bytes wait for their trace. */
   answersWaitForTraces?: boolean;
   storeRawPii: boolean;
@@ -160,7 +163,6 @@ export function createProxyHandler(deps: ProxyDeps) {
       cost: costOf(price, ZERO_USAGE),
       timing: { totalMs: 0, providerMs: 0, spans },
       toolCalls: [],
-      qualityScores: [],
     };
     let emitted = false;
     const emit = () => {
@@ -551,29 +553,35 @@ export function createProxyHandler(deps: ProxyDeps) {
       draft.timing.totalMs = performance.now() - t0;
       settleBudget();
 
-      // 9. After the answer: completion PII of a stream (stored traces never keep PII in clear), quality scores, the trace.
-      // With the response gate on, the answer's last bytes are held until this trace is spooled: it runs at
-      // once (a turn of the event loop in between would only hold them longer). Without the gate, on the
-      // next turn, after the answer has been written.
+      // 9. After the answer: completion PII of a stream (stored traces never keep PII in clear), the trace,
+      // then its quality scores. With the response gate on, the answer's last bytes are held until this
+      // trace is spooled: it runs at once (a turn of the event loop in between would only hold them
+      // longer), and the scores, computed once the trace is spooled and the answer has left, are added to
+      // the spooled trace (DESIGN.md §8: they do not delay the response). Without the gate, on the next
+      // turn, after the answer has been written.
       const afterAnswer = () => {
-        let tq = performance.now();
-        // An answer without text (embeddings) has no completion to score: no quality scores, no quality_score span.
-        const scored = adapter.answersWithText !== false;
         try {
           if (draft.streamed && agent.piiDetection && draft.completionPii.length === 0 && completionText !== "") {
             // A stream no governor judged: its completion is scanned here, timed as pii_scan (not quality_score).
-            draft.completionPii = detectPii(completionText);
             const t = performance.now();
-            spans.pii_scan = (spans.pii_scan ?? 0) + (t - tq);
-            tq = t;
+            draft.completionPii = detectPii(completionText);
+            spans.pii_scan = (spans.pii_scan ?? 0) + (performance.now() - t);
           }
+          // not stored when its scan failed: stored texts never keep PII in clear
           draft.completion = completionText;
-          if (scored) draft.qualityScores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
         } catch (e) {
           deps.onError(e, "proxy.after_answer");
         }
-        if (scored) spans.quality_score = performance.now() - tq;
         emit();
+        // An answer without text (embeddings) has no completion to score: no quality scores, no quality_score span.
+        if (adapter.answersWithText === false) return;
+        const tq = performance.now();
+        try {
+          const scores = qualityScores({ prompt, completion: completionText, finishReason, status: draft.status, toolCalls: draft.toolCalls });
+          deps.amend(traceId, qualityAmendment(scores, performance.now() - tq));
+        } catch (e) {
+          deps.onError(e, "proxy.quality_scores");
+        }
       };
       if (deps.answersWaitForTraces) afterAnswer();
       else setImmediate(afterAnswer);

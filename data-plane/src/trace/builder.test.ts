@@ -1,10 +1,10 @@
 // buildTrace writes the messages as plain literals: the result equals what create(TraceSchema, …) built
 // (the reference below is the builder as first written) and encodes to the same bytes.
 import test from "ava";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { PiiDetectionSchema, PolicyEvaluationSchema, QualityScoreSchema, SpanSchema, ToolCallSchema, TraceSchema, type Trace } from "@agentgov/proto";
 import { maskSpans } from "../policy/pii/index.js";
-import { buildTrace, type TraceDraft } from "./builder.js";
+import { buildTrace, qualityAmendment, type TraceDraft } from "./builder.js";
 import { encodeTrace } from "./trace-encoding.js";
 
 function reference(d: TraceDraft, storeRawPii: boolean): Trace {
@@ -25,7 +25,7 @@ function reference(d: TraceDraft, storeRawPii: boolean): Trace {
     ],
     policyEvaluations: d.evaluations.map((e) => create(PolicyEvaluationSchema, e)),
     policiesFired: d.fired, policiesEvaluated: d.evaluations.length, policiesBlocked: d.blockedCount,
-    qualityScores: d.qualityScores.map((q) => create(QualityScoreSchema, q)),
+    qualityScores: [],
     toolCalls: d.toolCalls.map((t) => create(ToolCallSchema, { name: t.name, id: t.id ?? "" })),
     prompt: storeRawPii ? d.prompt : maskSpans(d.prompt, [...d.promptPii], "star"),
     completion: storeRawPii ? d.completion : maskSpans(d.completion, [...d.completionPii], "star"),
@@ -48,7 +48,6 @@ function draft(over: Partial<TraceDraft> = {}): TraceDraft {
     cost: { inputCost: 0.1, outputCost: 0.2, totalCost: 0.3, pricePerMillionInput: 0.15, pricePerMillionOutput: 0.6, priceMissing: false, priceVersion: "v1" },
     timing: { totalMs: 12.34567, providerMs: 10.1, spans: { pii_scan: 0.12345, policy_eval: 0.0421, provider: 10.1, quality_score: 0.05 } },
     toolCalls: [{ name: "f", id: "call_1" }, { name: "g" }],
-    qualityScores: [{ scorer: "relevance", score: 0.5 }],
     ...over,
   };
 }
@@ -58,7 +57,7 @@ test("buildTrace equals the create()-built trace and encodes to the same bytes",
     ["full", draft()],
     ["no session, no key", draft({ sessionId: undefined, keyId: undefined })],
     ["empty session", draft({ sessionId: "" })],
-    ["empty lists", draft({ promptPii: [], completionPii: [], evaluations: [], fired: [], toolCalls: [], qualityScores: [], timing: { totalMs: 1, providerMs: 2, spans: {} } })],
+    ["empty lists", draft({ promptPii: [], completionPii: [], evaluations: [], fired: [], toolCalls: [], timing: { totalMs: 1, providerMs: 2, spans: {} } })],
     ["an 'overhead' stage keeps its place", draft({ timing: { totalMs: 5, providerMs: 1, spans: { pii_scan: 1, overhead: 99, provider: 1 } } })],
   ];
   for (const [name, d] of cases) {
@@ -70,4 +69,18 @@ test("buildTrace equals the create()-built trace and encodes to the same bytes",
       t.deepEqual(encodeTrace(got), Buffer.from(toBinary(TraceSchema, want)), `${name}: bytes`);
     }
   }
+});
+
+test("qualityAmendment: the scores and a rounded quality_score span, which appended to the trace's encoding give the scored trace", (t) => {
+  const a = qualityAmendment([{ scorer: "relevance", score: 0.5 }, { scorer: "non_repetition", score: 1 }], 0.0456789);
+  t.deepEqual(a, {
+    qualityScores: [create(QualityScoreSchema, { scorer: "relevance", score: 0.5 }), create(QualityScoreSchema, { scorer: "non_repetition", score: 1 })],
+    spans: [create(SpanSchema, { stage: "quality_score", durationMs: 0.046 })],
+  });
+  const trace = buildTrace(draft(), false);
+  const fields = toBinary(TraceSchema, create(TraceSchema, { qualityScores: a.qualityScores, spans: a.spans }));
+  const amended = fromBinary(TraceSchema, Buffer.concat([encodeTrace(trace), fields]));
+  t.deepEqual(amended.qualityScores, a.qualityScores);
+  t.deepEqual(amended.spans.map((s) => s.stage), [...trace.spans.map((s) => s.stage), "quality_score"]);
+  t.is(amended.prompt, trace.prompt);
 });

@@ -3,6 +3,7 @@ import { monotonicFactory } from "ulid";
 import type { PiiDetection, PolicyEvaluation, QualityScore, Span, ToolCall, Trace } from "@agentgov/proto";
 import { maskSpans, type PiiFinding } from "../policy/pii/index.js";
 import type { Evaluation } from "../policy/engine/evaluate.js";
+import type { TraceAmendment } from "./queue.js";
 
 const ulid = monotonicFactory();
 export const newTraceId = (nowMs: number): string => `trc_${ulid(nowMs)}`;
@@ -38,13 +39,13 @@ export interface TraceDraft {
   cost: { inputCost: number; outputCost: number; totalCost: number; pricePerMillionInput: number; pricePerMillionOutput: number; priceMissing: boolean; priceVersion: string };
   timing: { totalMs: number; providerMs: number; spans: Record<string, number> };
   toolCalls: { name: string; id?: string }[];
-  qualityScores: { scorer: string; score: number }[];
 }
 
 // The messages are written as plain object literals, not with create(Schema, init): for proto3
 // messages create() returns exactly such a plain object, but finds it field by field through the
 // schema (~15 µs per trace on the hot path). The `Trace`/`Span`… types make every field required
 // here, so a field added to the proto fails the type-check until it is set below.
+const span = (stage: string, ms: number): Span => ({ $typeName: "governance.v1.Span", stage, durationMs: Math.round(ms * 1000) / 1000 });
 const pii = (f: PiiFinding, source: string): PiiDetection => ({
   $typeName: "governance.v1.PiiDetection", entityType: f.entityType, start: f.start, end: f.end, source, score: f.score,
 });
@@ -55,10 +56,9 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
   const spans: Span[] = [];
   let overheadListed = false;
   for (const stage in d.timing.spans) {
-    const ms = stage === "overhead" ? ((overheadListed = true), overhead) : d.timing.spans[stage]!;
-    spans.push({ $typeName: "governance.v1.Span", stage, durationMs: Math.round(ms * 1000) / 1000 });
+    spans.push(span(stage, stage === "overhead" ? ((overheadListed = true), overhead) : d.timing.spans[stage]!));
   }
-  if (!overheadListed) spans.push({ $typeName: "governance.v1.Span", stage: "overhead", durationMs: Math.round(overhead * 1000) / 1000 });
+  if (!overheadListed) spans.push(span("overhead", overhead));
   const piiDetections: PiiDetection[] = [];
   for (const f of d.promptPii) piiDetections.push(pii(f, "prompt"));
   for (const f of d.completionPii) piiDetections.push(pii(f, "completion"));
@@ -102,7 +102,8 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
     policiesFired: d.fired,
     policiesEvaluated: d.evaluations.length,
     policiesBlocked: d.blockedCount,
-    qualityScores: d.qualityScores.map((q): QualityScore => ({ $typeName: "governance.v1.QualityScore", scorer: q.scorer, score: q.score })),
+    // added once the answer has left (qualityAmendment)
+    qualityScores: [],
     toolCalls: d.toolCalls.map((t): ToolCall => ({ $typeName: "governance.v1.ToolCall", name: t.name, id: t.id ?? "" })),
     // Stored texts never keep detected PII in clear (same-length masking keeps offsets valid).
     prompt: storeRawPii ? d.prompt : maskSpans(d.prompt, [...d.promptPii], "star"),
@@ -112,4 +113,15 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
   // optional string session_id: absent (not "") when the request named no session, as create() leaves it.
   if (d.sessionId !== undefined) trace.sessionId = d.sessionId;
   return trace;
+}
+
+/**
+ * The fields a trace gets after its answer has left (DESIGN.md §8: quality scores do not delay the
+ * response): its quality scores and the quality_score span that timed them (after "overhead").
+ */
+export function qualityAmendment(scores: readonly { scorer: string; score: number }[], ms: number): TraceAmendment {
+  return {
+    qualityScores: scores.map((q): QualityScore => ({ $typeName: "governance.v1.QualityScore", scorer: q.scorer, score: q.score })),
+    spans: [span("quality_score", ms)],
+  };
 }

@@ -1,6 +1,6 @@
 // The queue of traces not yet acknowledged by the control plane, as the shipper and the proxy see it.
 // The implementation is the durable on-disk spool (spool.ts).
-import type { Trace } from "@agentgov/proto";
+import type { QualityScore, Span, Trace } from "@agentgov/proto";
 
 export interface SpoolStats {
   /** Traces appended and not yet acknowledged (nor dropped). */
@@ -43,6 +43,12 @@ export interface SpooledTrace {
   payload: Uint8Array;
 }
 
+/** Fields added to a spooled trace after its answer has left (its quality scores and their span). */
+export interface TraceAmendment {
+  qualityScores: QualityScore[];
+  spans: Span[];
+}
+
 export interface TraceQueue {
   /**
    * Spools a trace. Returns null when it is already as safe as the spool was asked to make it before
@@ -52,6 +58,12 @@ export interface TraceQueue {
    * resolve (a trace dropped before its acknowledgement), so a waiter needs its own time limit.
    */
   append(t: Trace): Promise<void> | null;
+  /**
+   * Adds fields to the trace `id` appended in the same turn of the event loop (before the shipper can
+   * have taken it): they travel with it, and survive a restart as a record written after it. As safe
+   * as a page-cache write, never waited for; a trace already acknowledged or dropped is not amended.
+   */
+  amend(id: string, fields: TraceAmendment): void;
   /** Up to `n` traces that are synced to disk, oldest first, skipping ids in `exclude`, at most about `maxBytes` encoded. */
   peek(n: number, exclude: ReadonlySet<string>, maxBytes?: number): Promise<SpooledTrace[]>;
   /** The control plane acknowledged (or rejected for good) these traces: forget them. */

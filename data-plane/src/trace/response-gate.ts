@@ -5,8 +5,10 @@
 // A trace the spool could not make safe (its write or fdatasync failed) comes with a promise that
 // resolves at its acknowledgement by the control plane: the answer waits for that, within the same limit.
 //
-// The proxy handler calls `res.end(...)` and emits the trace right after (synchronously; for answers
-// once their quality scores are computed), passing the response it belongs to. The gate defers `res.end` until the trace is emitted and its append settles — at most
+// The proxy handler calls `res.end(...)` and emits the trace right after (synchronously; an answer's
+// quality scores are computed after that, once the answer has left, and amended onto the spooled
+// trace), passing the response it belongs to. The gate defers `res.end` until the trace is emitted and
+// its append settles — at most
 // `maxWaitMs` — and ends at once the responses that carry no trace (refusals before an agent is known),
 // which it recognises when the handler has returned and one more setImmediate turn has passed without
 // an emitted trace. The slot travels on the response object itself (no AsyncLocalStorage: its promise

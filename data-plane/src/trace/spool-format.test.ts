@@ -1,9 +1,10 @@
-// Reading fields of an encoded trace from the wire (spool replay, the benchmark's stub) agrees with a full decode.
+// Reading fields of an encoded trace from the wire (spool replay, the benchmark's stub) agrees with a full decode;
+// the record framing tells traces from amendments.
 import test from "ava";
-import { create } from "@bufbuild/protobuf";
-import { TraceSchema } from "@agentgov/proto";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { QualityScoreSchema, TraceSchema } from "@agentgov/proto";
 import { encodeTrace } from "./trace-encoding.js";
-import { traceKeyFields, walkFields } from "./spool-format.js";
+import { amendmentParts, decodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields, walkFields } from "./spool-format.js";
 
 const trace = create(TraceSchema, {
   id: "trc_01KAQ00000000000000000000X",
@@ -37,4 +38,20 @@ test("truncated or malformed bytes are refused, not read past their end", (t) =>
   t.is(traceKeyFields(bytes.subarray(0, 20)), undefined);
   t.false(walkFields(Uint8Array.from([0x0f]), () => false), "wire type 7 does not exist");
   t.false(walkFields(Uint8Array.from([0x80, 0x80]), () => false), "truncated varint");
+});
+
+test("amendment records: told from trace records by their magic, found again after damage, split into the trace id and the fields to add", (t) => {
+  const record = (kind: "trace" | "amendment", tr: typeof trace) => sealRecord(encodeTrace(tr, HEADER_BYTES), kind);
+  const amendment = create(TraceSchema, { id: trace.id, qualityScores: [create(QualityScoreSchema, { scorer: "relevance", score: 0.25 })] });
+  const garbage = Buffer.from("torn bytes of a record never finished");
+  const bytes = Buffer.concat([record("trace", trace), garbage, record("amendment", amendment), record("trace", { ...trace, id: "trc_2" })]);
+  const { records, bad } = scanRecords(bytes);
+  t.deepEqual(records.map((r) => r.kind), ["trace", "amendment", "trace"]);
+  t.is(bad.length, 1, "the garbage, and only it, is a bad range");
+  t.is(bad[0]!.end - bad[0]!.start, garbage.length);
+  const parts = amendmentParts(records[1]!.payload)!;
+  t.is(parts.id, trace.id);
+  t.deepEqual(fromBinary(TraceSchema, Buffer.concat([records[0]!.payload, parts.fields])), { ...trace, qualityScores: amendment.qualityScores });
+  t.is(amendmentParts(new Uint8Array(0)), undefined, "no id: not an amendment");
+  t.is(decodeRecord(record("amendment", amendment)), undefined, "a trace read back is never an amendment");
 });

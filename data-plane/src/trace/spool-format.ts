@@ -1,10 +1,15 @@
 // The spool's on-disk record framing: MAGIC (4 bytes) | payload length (u32 LE) | CRC-32 of the payload
-// (u32 LE) | payload. A scan returns the good records and the byte ranges that are not good records
-// (torn tail, flipped bits, garbage); after a bad range it resynchronises on the next MAGIC whose record
-// checks out, so one damaged record does not hide the good records after it.
+// (u32 LE) | payload. The magic says what the payload is: a trace (RECORD_MAGIC: an encoded
+// governance.v1.Trace), or an amendment of a trace written before it (AMENDMENT_MAGIC: an encoded Trace
+// holding the id and the fields to add, see amendmentParts). A scan returns the good records and the
+// byte ranges that are not good records (torn tail, flipped bits, garbage); after a bad range it
+// resynchronises on the next magic whose record checks out, so one damaged record does not hide the
+// good records after it.
 import { crc32 } from "node:zlib";
 
 export const RECORD_MAGIC = 0x5a_47_53_31; // "1SGZ" little-endian on disk; any fixed non-zero value works
+export const AMENDMENT_MAGIC = 0x5a_47_53_41; // "ASGZ"
+export type RecordKind = "trace" | "amendment";
 export const HEADER_BYTES = 12;
 /** Larger than any trace the proxy can build (10 MiB body limit, prompt + completion + metadata). */
 export const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
@@ -22,9 +27,9 @@ export function encodeRecord(payload: Uint8Array): Buffer {
  * Frames a payload that was encoded in place after HEADER_BYTES of headroom (encodeTrace(t, HEADER_BYTES)):
  * writes the header into the headroom, so the payload is not copied. Same bytes as encodeRecord(payload).
  */
-export function sealRecord(out: Buffer): Buffer {
+export function sealRecord(out: Buffer, kind: RecordKind = "trace"): Buffer {
   const payload = out.subarray(HEADER_BYTES);
-  out.writeUInt32LE(RECORD_MAGIC, 0);
+  out.writeUInt32LE(kind === "trace" ? RECORD_MAGIC : AMENDMENT_MAGIC, 0);
   out.writeUInt32LE(payload.length, 4);
   out.writeUInt32LE(crc32(payload), 8);
   return out;
@@ -35,6 +40,7 @@ export interface GoodRecord {
   offset: number;
   /** Whole record length (header + payload). */
   length: number;
+  kind: RecordKind;
   payload: Buffer;
 }
 
@@ -45,19 +51,17 @@ export interface BadRange {
 
 function recordAt(buf: Buffer, at: number): GoodRecord | undefined {
   if (at + HEADER_BYTES > buf.length) return undefined;
-  if (buf.readUInt32LE(at) !== RECORD_MAGIC) return undefined;
+  const magic = buf.readUInt32LE(at);
+  if (magic !== RECORD_MAGIC && magic !== AMENDMENT_MAGIC) return undefined;
   const len = buf.readUInt32LE(at + 4);
   if (len > MAX_PAYLOAD_BYTES || at + HEADER_BYTES + len > buf.length) return undefined;
   const payload = buf.subarray(at + HEADER_BYTES, at + HEADER_BYTES + len);
   if (crc32(payload) !== buf.readUInt32LE(at + 8)) return undefined;
-  return { offset: at, length: HEADER_BYTES + len, payload };
+  return { offset: at, length: HEADER_BYTES + len, kind: magic === RECORD_MAGIC ? "trace" : "amendment", payload };
 }
 
-const MAGIC_BYTES = (() => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(RECORD_MAGIC, 0);
-  return b;
-})();
+/** The three bytes after a magic's first byte, the same in both magics ("SGZ"): where a record may start. */
+const MAGIC_TAIL = Buffer.from([0x53, 0x47, 0x5a]);
 
 /** Splits a segment's bytes into good records and bad ranges (in file order). */
 export function scanRecords(buf: Buffer): { records: GoodRecord[]; bad: BadRange[] } {
@@ -71,11 +75,11 @@ export function scanRecords(buf: Buffer): { records: GoodRecord[]; bad: BadRange
       at += r.length;
       continue;
     }
-    // Resynchronise: the next MAGIC after `at` that starts a record which checks out.
+    // Resynchronise: the next magic after `at` that starts a record which checks out.
     let next = -1;
-    for (let probe = buf.indexOf(MAGIC_BYTES, at + 1); probe >= 0; probe = buf.indexOf(MAGIC_BYTES, probe + 1)) {
-      if (recordAt(buf, probe)) {
-        next = probe;
+    for (let tail = buf.indexOf(MAGIC_TAIL, at + 2); tail >= 0; tail = buf.indexOf(MAGIC_TAIL, tail + 1)) {
+      if (recordAt(buf, tail - 1)) {
+        next = tail - 1;
         break;
       }
     }
@@ -86,10 +90,10 @@ export function scanRecords(buf: Buffer): { records: GoodRecord[]; bad: BadRange
   return { records, bad };
 }
 
-/** Decodes a record read back on its own (a positional read of `length` bytes); undefined when it does not check out. */
+/** Decodes a trace record read back on its own (a positional read of `length` bytes); undefined when it does not check out. */
 export function decodeRecord(buf: Buffer): Buffer | undefined {
   const r = recordAt(buf, 0);
-  return r && r.length === buf.length ? r.payload : undefined;
+  return r && r.kind === "trace" && r.length === buf.length ? r.payload : undefined;
 }
 
 /**
@@ -151,4 +155,21 @@ export function traceKeyFields(bytes: Uint8Array): { id: string; timestampMs: nu
     return id !== undefined && ts !== 0;
   });
   return ok && id !== undefined ? { id, timestampMs: ts } : undefined;
+}
+
+/**
+ * Splits an amendment's payload — an encoded Trace whose first field is the id (field 1) of the trace it
+ * amends, then the fields to add — into that id and the fields' bytes, which appended to the trace's
+ * encoding give the amended trace (protobuf concatenates repeated fields). Undefined when it does not
+ * start with an id.
+ */
+export function amendmentParts(payload: Uint8Array): { id: string; fields: Uint8Array } | undefined {
+  let parts: { id: string; fields: Uint8Array } | undefined;
+  walkFields(payload, (field, wire, value, length) => {
+    if (field === 1 && wire === 2) {
+      parts = { id: Buffer.from(payload.buffer, payload.byteOffset + value, length).toString("utf8"), fields: payload.subarray(value + length) };
+    }
+    return true; // only the first field is read
+  });
+  return parts;
 }

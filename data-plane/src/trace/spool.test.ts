@@ -1,44 +1,14 @@
 // The durable spool on a real filesystem: replay of what was not acknowledged, compaction, damaged and
 // truncated segments (good part replayed, bad part quarantined), the size cap and the directory lock.
 import test from "ava";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { TraceSchema, type Trace } from "@agentgov/proto";
-import { DurableSpool, SpoolLockedError, WRITE_RETRY_MS, type SpoolLog } from "./spool.js";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { TraceSchema } from "@agentgov/proto";
+import { DurableSpool, SpoolLockedError, WRITE_RETRY_MS } from "./spool.js";
 import { HEADER_BYTES } from "./spool-format.js";
-
-function logSink() {
-  const lines: { level: string; msg: string; obj: object }[] = [];
-  const log: SpoolLog = {
-    info: (obj, msg) => lines.push({ level: "info", msg, obj }),
-    warn: (obj, msg) => lines.push({ level: "warn", msg, obj }),
-    error: (obj, msg) => lines.push({ level: "error", msg, obj }),
-  };
-  return { log, lines };
-}
-
-let n = 0;
-function trace(i: number, prompt = "hello"): Trace {
-  return create(TraceSchema, {
-    id: `trc_${String(i).padStart(26, "0")}`,
-    tenantId: "ten_1",
-    agentId: "agt_1",
-    model: "gpt-4o-mini",
-    status: "success",
-    timestampMs: BigInt(Date.now() - 1000),
-    prompt: `${prompt} ${i} ${"x".repeat(n++ % 7)}`,
-    inputTokens: i,
-  });
-}
-
-function tmp(): string {
-  return mkdtempSync(join(tmpdir(), "agentgov-spool-"));
-}
-
-const segmentFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(".log")).sort();
+import { logSink, segmentFiles, segmentFilesFailing, tmp, trace } from "./testing/spool-fixtures.js";
 
 test("unacknowledged traces are replayed after a restart, acknowledged ones are not, and acked segments are compacted", async (t) => {
   const dir = tmp();
@@ -324,16 +294,6 @@ test("group commits respect the commit window, traces ship only once synced, and
  * disk), /dev/null (writes succeed, fdatasync fails with EINVAL) or the file opened read-only (writes
  * fail with EBADF) — so the spool's real write(2) and fdatasync calls fail.
  */
-function segmentFilesFailing(fail: (seq: number) => "full" | "nosync" | "readonly" | undefined) {
-  return (path: string): number => {
-    closeSync(openSync(path, "wx", 0o600));
-    const how = fail(Number(/seg-(\d+)\.log$/.exec(path)![1]));
-    if (how === "full") return openSync("/dev/full", "w");
-    if (how === "nosync") return openSync("/dev/null", "w");
-    return openSync(path, how === "readonly" ? "r" : "r+");
-  };
-}
-
 /** Tracks whether each promise (or null) has settled. */
 function settled(ps: (Promise<void> | null)[]) {
   const done = ps.map((p) => p === null);

@@ -11,7 +11,9 @@
 // per damaged range), `LOCK` (pid of the owning process).
 // Compaction: a sealed segment whose every trace is acknowledged is deleted with its ack file.
 // At start every segment is scanned: good records not acknowledged are replayed, damaged ranges are
-// copied to quarantine/ and skipped. When the spool would exceed `maxBytes`, whole sealed segments are
+// copied to quarantine/ and skipped. An amendment (fields added to a trace after its answer left: its
+// quality scores) is its own record, written after the trace's; it travels with the trace (its bytes
+// appended to the trace's encoding) and is replayed onto it. When the spool would exceed `maxBytes`, whole sealed segments are
 // dropped oldest first (counted and logged as errors); appends never wait for room.
 // When a record cannot be written (disk full, I/O error) or, with resolveOn "fsync", its fdatasync fails,
 // the trace is kept in memory and shipped from there, and its append resolves only once the control
@@ -24,9 +26,9 @@ import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
-import type { Trace } from "@agentgov/proto";
-import type { SpooledTrace, SpoolStats, TraceQueue } from "./queue.js";
-import { decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
+import { create, TraceSchema, type Trace } from "@agentgov/proto";
+import type { SpooledTrace, SpoolStats, TraceAmendment, TraceQueue } from "./queue.js";
+import { amendmentParts, decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
 import { encodeTrace } from "./trace-encoding.js";
 
 const fdatasyncAsync = promisify(fdatasync);
@@ -44,6 +46,8 @@ export const WRITE_RETRY_MS = 1000;
 /** Drops of memory-only traces are logged at most this often. */
 const DROP_LOG_MS = 1000;
 const SEGMENT_FILE = /^seg-(\d{12})\.log$/;
+/** An amendment is encoded as a Trace holding only the id and the added fields. */
+const BLANK_TRACE: Trace = create(TraceSchema);
 const ACKS_FILE = /^seg-(\d{12})\.acks$/;
 
 export interface SpoolLog {
@@ -116,6 +120,8 @@ interface Entry {
   ts: number;
   /** The encoded trace, cached (a view of the record buffer, which is never modified after sealRecord). */
   payload: Uint8Array | undefined;
+  /** Encoded fields amended after the trace was appended (always in memory: a few hundred bytes), shipped after its payload. */
+  extra: Uint8Array | undefined;
   /** Synced to disk, or kept in memory only after a failed write or fsync: either way it may be shipped. */
   ready: boolean;
   /** Not safe at the level appends resolve at (its write, or with "fsync" its fdatasync, failed): the payload is the only copy that counts. */
@@ -346,13 +352,17 @@ export class DurableSpool implements TraceQueue {
       }
       this.segments.push(seg);
       for (const r of records) {
+        if (r.kind === "amendment") {
+          this.replayAmendment(seq, bytes, r.offset, r.length, r.payload);
+          continue;
+        }
         const key = traceKeyFields(r.payload);
         if (!key) {
           this.quarantine(seq, bytes.subarray(r.offset, r.offset + r.length), r.offset, "record is not a trace");
           continue;
         }
         if (acked.has(key.id) || this.index.has(key.id)) continue;
-        this.index.set(key.id, { id: key.id, seg, offset: r.offset, length: r.length, ts: key.timestampMs || Date.now(), payload: undefined, ready: true, memoryOnly: false, safe: undefined });
+        this.index.set(key.id, { id: key.id, seg, offset: r.offset, length: r.length, ts: key.timestampMs || Date.now(), payload: undefined, extra: undefined, ready: true, memoryOnly: false, safe: undefined });
         seg.live++;
         this.counters.replayedTotal++;
       }
@@ -364,6 +374,18 @@ export class DurableSpool implements TraceQueue {
     }
     for (let i = this.segments.length - 1; i >= 0; i--) if (this.segments[i]!.deleted) this.segments.splice(i, 1);
     this.trackHighWater();
+  }
+
+  /** An amendment found at replay goes onto its trace (written before it); one of a trace already acknowledged is dropped. */
+  private replayAmendment(seq: number, bytes: Buffer, offset: number, length: number, payload: Buffer): void {
+    const parts = amendmentParts(payload);
+    if (!parts) {
+      this.quarantine(seq, bytes.subarray(offset, offset + length), offset, "amendment without a trace id");
+      return;
+    }
+    const e = this.index.get(parts.id);
+    // copied: a view would keep the whole segment's bytes alive
+    if (e) e.extra = e.extra ? Buffer.concat([e.extra, parts.fields]) : Buffer.from(parts.fields);
   }
 
   private deleteSegmentFiles(seg: Segment): void {
@@ -414,7 +436,7 @@ export class DurableSpool implements TraceQueue {
     // event loop, in group commits.
     if (!this.writeRecord(seg, record)) return this.keepInMemory(t, record);
     if (this.writeFailing) this.writesRecovered();
-    const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload: record.subarray(HEADER_BYTES), ready: false, memoryOnly: false, safe: undefined };
+    const entry: Entry = { id: t.id, seg, offset: seg.size, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload: record.subarray(HEADER_BYTES), extra: undefined, ready: false, memoryOnly: false, safe: undefined };
     seg.size += record.length;
     seg.live++;
     this.cachedBytes += record.length;
@@ -428,10 +450,29 @@ export class DurableSpool implements TraceQueue {
     return new Promise((resolve) => (entry.safe = resolve));
   }
 
+  /**
+   * Adds fields to a trace appended in this turn of the event loop (the shipper has not taken it yet):
+   * kept with the entry, and written as an amendment record after the trace's, so that a restart
+   * replays them onto it. The write is a page-cache write like the trace's (with "fsync", the trace's
+   * group commit covers it: both are written before it starts); nothing waits for it. A trace kept in
+   * memory only, or writes paused after a failure, keep the amendment in memory only, with the trace.
+   */
+  amend(id: string, fields: TraceAmendment): void {
+    const e = this.index.get(id);
+    if (!e || this.closed) return;
+    const record = sealRecord(encodeTrace({ ...BLANK_TRACE, id, qualityScores: fields.qualityScores, spans: fields.spans }, HEADER_BYTES), "amendment");
+    const added = amendmentParts(record.subarray(HEADER_BYTES))!.fields;
+    e.extra = e.extra ? Buffer.concat([e.extra, added]) : added;
+    if (e.offset < 0 || e.memoryOnly || this.retryPending) return;
+    const seg = this.active;
+    // A failed write is counted and logged and pauses writes as for a trace; the amendment stays in memory.
+    if (this.writeRecord(seg, record)) seg.size += record.length;
+  }
+
   /** A trace that could not be written: kept in memory (shipped from there); resolves at its acknowledgement. */
   private keepInMemory(t: Trace, record: Buffer): Promise<void> {
     const seg = this.active;
-    const entry: Entry = { id: t.id, seg, offset: -1, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload: record.subarray(HEADER_BYTES), ready: true, memoryOnly: false, safe: undefined };
+    const entry: Entry = { id: t.id, seg, offset: -1, length: record.length, ts: Number(t.timestampMs) || Date.now(), payload: record.subarray(HEADER_BYTES), extra: undefined, ready: true, memoryOnly: false, safe: undefined };
     seg.live++;
     this.cachedBytes += record.length;
     this.index.set(t.id, entry);
@@ -764,7 +805,7 @@ export class DurableSpool implements TraceQueue {
     const out: SpooledTrace[] = [];
     for (const e of picked) {
       const payload = e.payload ?? (await this.readPayload(e));
-      if (payload && this.index.get(e.id) === e) out.push({ id: e.id, payload });
+      if (payload && this.index.get(e.id) === e) out.push({ id: e.id, payload: e.extra ? Buffer.concat([payload, e.extra]) : payload });
     }
     return out;
   }

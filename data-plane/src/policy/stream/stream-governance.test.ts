@@ -50,7 +50,6 @@ function draft(): TraceDraft {
     cost: { inputCost: 0, outputCost: 0, totalCost: 0, pricePerMillionInput: 0, pricePerMillionOutput: 0, priceMissing: false, priceVersion: "" },
     timing: { totalMs: 0, providerMs: 0, spans: {} },
     toolCalls: [],
-    qualityScores: [],
   };
 }
 

@@ -10,6 +10,7 @@ import { AgentSchema, ApiKeySchema, SnapshotSchema, type Policy, type Trace } fr
 import { fromSnapshot, type GovernanceState } from "../../state/governance-state.js";
 import { RateLimiter } from "../../limits/rate-limiter.js";
 import { BudgetLedger } from "../../limits/budget.js";
+import { GatedServerResponse, type ResponseGate } from "../../trace/response-gate.js";
 import { createProxyHandler, type ProxyDeps } from "../handler.js";
 
 export function listen(server: Server): Promise<string> {
@@ -59,11 +60,14 @@ export interface InProcessProxy {
 /**
  * The handler with `state`, forwarding openai calls to an upstream that answers with `upstream(body, res)`
  * once the request body is in; `adjust` may change the dependencies first (inject a fault, a governor).
+ * With `gate`, answers wait for their traces as in the sidecar (each trace is safe once emitted, as
+ * with SPOOL_GATE=write).
  */
 export async function startInProcessProxy(
   state: GovernanceState,
   upstream: (requestBody: Buffer, res: ServerResponse, req: IncomingMessage) => void,
   adjust: (deps: ProxyDeps) => void = () => {},
+  gate?: ResponseGate,
 ): Promise<InProcessProxy> {
   const upstreamServer = createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -81,14 +85,28 @@ export async function startInProcessProxy(
     dispatcher,
     limiter: new RateLimiter(),
     budget,
-    emit: (t) => traces.push(t),
+    emit: (t, res) => {
+      traces.push(t);
+      gate?.traceEmitted(res, null);
+    },
+    answersWaitForTraces: gate !== undefined,
+    // as the spool does: the fields travel with the trace
+    amend: (id, fields) => {
+      const t = traces.find((x) => x.id === id);
+      if (t) {
+        t.qualityScores.push(...fields.qualityScores);
+        t.spans.push(...fields.spans);
+      }
+    },
     storeRawPii: false,
     upstreamTimeoutMs: 5_000,
     onError: (_e, where) => errors.push(where),
   };
   adjust(deps);
   const handle = createProxyHandler(deps);
-  const sidecar = createServer((req, res) => void handle(req, res));
+  const sidecar = gate
+    ? createServer({ ServerResponse: GatedServerResponse }, (req, res) => void gate.run(res, () => handle(req, res)))
+    : createServer((req, res) => void handle(req, res));
   const url = await listen(sidecar);
   return {
     url,
