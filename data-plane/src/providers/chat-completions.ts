@@ -79,7 +79,8 @@ function sortedChoices(json: unknown): JsonObject[] {
 
 /**
  * Output groups: for each choice (by index) its content (string or text chunks, concatenated), then its
- * refusal. Thinking chunks (Mistral reasoning models) are not output text.
+ * refusal, then the transcript of its spoken answer (`message.audio.transcript`, audio output). Thinking
+ * chunks (Mistral reasoning models) are not output text.
  */
 export function chatCompletionGroups(json: unknown): TextSlot[][] {
   const groups: TextSlot[][] = [];
@@ -88,8 +89,24 @@ export function chatCompletionGroups(json: unknown): TextSlot[][] {
     if (!isObject(message)) continue;
     groups.push(contentSlots(message, "content"));
     if (typeof message.refusal === "string") groups.push([slot(message, "refusal")]);
+    if (isObject(message.audio) && typeof message.audio.transcript === "string") groups.push([slot(message.audio, "transcript")]);
   }
   return groups;
+}
+
+/** The transcripts of a JSON answer's spoken answers (audio output), in choice order: what its audio says. */
+export function chatSpokenText(json: unknown): string {
+  const parts: string[] = [];
+  for (const choice of sortedChoices(json)) {
+    const audio = isObject(choice.message) ? choice.message.audio : undefined;
+    if (isObject(audio) && typeof audio.transcript === "string") parts.push(audio.transcript);
+  }
+  return parts.join("\n\n");
+}
+
+/** The request asks for a spoken answer (audio output: `modalities` with "audio", or an `audio` object). */
+export function chatAsksForSpeech(body: unknown): boolean {
+  return isObject(body) && ((Array.isArray(body.modalities) && body.modalities.includes("audio")) || isObject(body.audio));
 }
 
 /** Slots of a content array's thinking chunks (Mistral reasoning models): a string `thinking`, or its text parts. */
@@ -428,6 +445,8 @@ export class ChatCompletionsObserver implements StreamObserver {
   private readonly parser: SseParser;
   private readonly contents = new Map<number, string>();
   private readonly refusals = new Map<number, string>();
+  /** Transcripts of spoken answers (`delta.audio.transcript`) by choice index. */
+  private readonly transcripts = new Map<number, string>();
   /** Thinking-chunk text by choice index (reasoningText). */
   private readonly thinking = new Map<number, string>();
   private readonly tools: ToolSlot[] = [];
@@ -454,11 +473,12 @@ export class ChatCompletionsObserver implements StreamObserver {
 
   end(): ResponseFacts {
     this.parser.end();
-    const indices = [...new Set([...this.contents.keys(), ...this.refusals.keys()])].sort((a, b) => a - b);
+    const indices = [...new Set([...this.contents.keys(), ...this.refusals.keys(), ...this.transcripts.keys()])].sort((a, b) => a - b);
     const groups: string[][] = [];
     for (const i of indices) {
       groups.push([this.contents.get(i) ?? ""]);
       groups.push([this.refusals.get(i) ?? ""]);
+      groups.push([this.transcripts.get(i) ?? ""]);
     }
     const toolCalls = [...this.tools]
       .filter((t) => t.name !== undefined)
@@ -531,6 +551,9 @@ export class ChatCompletionsObserver implements StreamObserver {
       }
       if (typeof delta.refusal === "string" && delta.refusal) {
         this.refusals.set(choice, (this.refusals.get(choice) ?? "") + delta.refusal);
+      }
+      if (isObject(delta.audio) && typeof delta.audio.transcript === "string" && delta.audio.transcript) {
+        this.transcripts.set(choice, (this.transcripts.get(choice) ?? "") + delta.audio.transcript);
       }
       asArray(delta.tool_calls).forEach((call, pos) => {
         if (isObject(call)) this.onToolDelta(choice, call, pos);

@@ -265,3 +265,24 @@ test("stream observer: a stream that ends cleanly before data: [DONE] ended earl
     await fake.close();
   }
 });
+
+test("spoken answers: a request asks for one by modalities or an audio object; transcripts are output text, in JSON and in streams, after content and refusal", (t) => {
+  t.true(adapter.asksForSpeech!({ modalities: ["text", "audio"] }));
+  t.true(adapter.asksForSpeech!({ audio: { voice: "alloy", format: "wav" } }));
+  t.false(adapter.asksForSpeech!({ modalities: ["text"] }));
+  t.false(adapter.asksForSpeech!({ messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAA", format: "wav" } }] }] }), "audio input is not a spoken answer");
+  const json = {
+    choices: [
+      { index: 1, message: { role: "assistant", content: null, audio: { id: "a2", data: "BBB", transcript: "second" } } },
+      { index: 0, message: { role: "assistant", content: "text too", audio: { id: "a1", data: "AAA", transcript: "first" } } },
+    ],
+  };
+  t.is(adapter.parseResponse(json).completionText, "text too\n\nfirst\n\nsecond");
+  t.is(adapter.spokenText!(json), "first\n\nsecond");
+  const upper = adapter.mapCompletionText(json, (s) => s.toUpperCase());
+  t.is(adapter.spokenText!(upper), "FIRST\n\nSECOND", "a redaction reaches the transcripts");
+  const chunk = (delta: object) => `data: ${JSON.stringify({ choices: [{ index: 0, delta }] })}\n\n`;
+  const observer = adapter.streamObserver();
+  for (const c of [chunk({ audio: { id: "a1", transcript: "Hel" } }), chunk({ audio: { data: "AAA" } }), chunk({ audio: { transcript: "lo" } }), "data: [DONE]\n\n"]) observer.push(Buffer.from(c));
+  t.is(observer.end().completionText, "Hello");
+});

@@ -6,12 +6,14 @@ import {
   chatAfterRedaction,
   chatQuotedText,
   chatAnswerToolSlots,
+  chatAsksForSpeech,
   chatCompletionGroups,
   chatInputExtrasText,
   chatPromptSlots,
   chatSystemSlots,
   changedSignedDetails,
   chatReasoningGroups,
+  chatSpokenText,
   parseChatResponse,
   resolveChatCompletions,
   restoreSignedDetails,
@@ -47,6 +49,8 @@ export const openaiAdapter: ProviderAdapter = {
   answerToolSlots: chatAnswerToolSlots,
   changedSignedReasoning: changedSignedDetails,
   restoreSignedReasoning: restoreSignedDetails,
+  asksForSpeech: chatAsksForSpeech,
+  spokenText: chatSpokenText,
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // The openai SDK throws APIError for any data chunk carrying an `error` object.

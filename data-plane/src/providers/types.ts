@@ -210,6 +210,15 @@ export interface ProviderAdapter {
    * request could be scanned) and a redaction rewrites each leaf on its own. Absent: none.
    */
   answerToolSlots?: SlotCollector;
+  /**
+   * Spoken answers (OpenAI audio output): the request asks for one, and the transcripts of a JSON
+   * answer's (what its audio says; the transcript is also output text). The audio itself cannot be
+   * judged or rewritten: a redaction that changes a transcript refuses the answer, and a streamed spoken
+   * answer is refused before it is requested when outbound block/redact policies apply (its audio
+   * chunks would leave before their transcript is judged). Absent: the provider does not speak.
+   */
+  asksForSpeech?(body: unknown): boolean;
+  spokenText?(json: unknown): string;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

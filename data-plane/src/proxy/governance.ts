@@ -125,5 +125,10 @@ export function policiesNeedInputTokens(state: GovernanceState): boolean {
  * read to be judged (a `log` policy only records). Asked only when an answer could not be parsed.
  */
 export function actsOnAnswers(state: GovernanceState, agent: Agent): boolean {
-  return applicablePolicies(state.orderedPolicies, agent, "outbound").some((p) => p.action === "block" || p.action === "redact");
+  return answerActor(state, agent) !== undefined;
+}
+
+/** The first (by priority) outbound `block` or `redact` policy that applies to this agent's answers. */
+export function answerActor(state: GovernanceState, agent: Agent): Policy | undefined {
+  return applicablePolicies(state.orderedPolicies, agent, "outbound").find((p) => p.action === "block" || p.action === "redact");
 }

@@ -30,7 +30,7 @@ import { budgetCharge, type ChargedCall, type Price } from "../pricing/index.js"
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, modelContextWindow, requestAttachments, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
-import { actsOnAnswers, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
+import { actsOnAnswers, answerActor, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
 import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure, upstreamFailureDetail } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
@@ -258,6 +258,15 @@ export function createProxyHandler(deps: ProxyDeps) {
       if (inbound.blockedBy) {
         const p = inbound.blockedBy;
         return refuse(new ProxyRefusal(403, "policy_violation", `request blocked by policy "${p.name}"`, { policy_id: p.id, trace_id: traceId }), "");
+      }
+      // A streamed spoken answer (audio output) cannot be governed: its audio chunks would leave before their
+      // transcript is judged, and audio cannot be redacted. Refused before it is requested (fail closed).
+      if (target.stream && adapter.asksForSpeech?.(body)) {
+        const p = answerActor(state, agent);
+        if (p) {
+          const message = `a streamed spoken answer (audio output) cannot be governed by policy "${p.name}"; ask for it without streaming`;
+          return refuse(new ProxyRefusal(403, "policy_violation", message, { policy_id: p.id, trace_id: traceId }), "");
+        }
       }
 
       // 5. Budget: reserve the most this call can cost before forwarding (input estimate + max output); settle after.
@@ -527,10 +536,16 @@ export function createProxyHandler(deps: ProxyDeps) {
           if (outbound.redactors.length > 0) {
             const scanned = { text: governed, pii: agent.piiDetection ? judgedPii : null };
             try {
-              outBody = Buffer.from(
-                JSON.stringify(redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id), toolArgs !== "")),
-                "utf8",
-              );
+              const redacted = redactAnswer(adapter, json, outbound.redactors, agent.piiDetection, scanned, judgesReasoning, deps.redactedThinking?.scoped(agent.id), toolArgs !== "");
+              if (adapter.spokenText && adapter.spokenText(redacted) !== adapter.spokenText(json)) {
+                // The audio says what its transcript said: it cannot be redacted, so the answer is refused (fail closed).
+                const p = outbound.redactors[0]!;
+                settleBudget();
+                responded = true;
+                draft.completion = completionText;
+                return refuse(new ProxyRefusal(403, "policy_violation", `response blocked by policy "${p.name}": a spoken answer (audio) cannot be redacted`, { policy_id: p.id, trace_id: traceId }), "");
+              }
+              outBody = Buffer.from(JSON.stringify(redacted), "utf8");
             } catch (e) {
               // An answer nested deeper than the engine can copy or serialise cannot be redacted: refused
               // (fail closed), as an answer that cannot be read.
