@@ -265,7 +265,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         const p = answerActor(state, agent);
         if (p) {
           const message = `a streamed spoken answer (audio output) cannot be governed by policy "${p.name}"; ask for it without streaming`;
-          return refuse(new ProxyRefusal(403, "policy_violation", message, { policy_id: p.id, trace_id: traceId }), "");
+          return refuse(new ProxyRefusal(403, "policy_violation", message, { policy_id: p.id, trace_id: traceId }), p.name);
         }
       }
 

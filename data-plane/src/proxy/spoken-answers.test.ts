@@ -137,7 +137,9 @@ for (const action of ["block", "redact"] as const) {
       t.is(r.status, 403);
       t.regex(r.text, /streamed spoken answer \(audio output\) cannot be governed by policy/);
       t.deepEqual(s.received, [], "the provider was not called");
-      t.is((await traceOf(s)).status, "blocked");
+      const tr = await traceOf(s);
+      t.is(tr.status, "blocked");
+      t.deepEqual(tr.policiesFired, [`${action} ssn`], "the policy that refused it is on the trace");
       // Without audio the same stream request is served.
       const plain = await fetch(`${s.url}/v1/proxy/openai/v1/chat/completions`, {
         method: "POST",
