@@ -6,7 +6,7 @@ import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
 import { governStream } from "../policy/stream/index.js";
-import { governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+import { callProxy, governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_spoken_test_key";
 const AGENT = "agt_01SPOKEN00000000000000000";
@@ -141,13 +141,9 @@ for (const action of ["block", "redact"] as const) {
       t.is(tr.status, "blocked");
       t.deepEqual(tr.policiesFired, [`${action} ssn`], "the policy that refused it is on the trace");
       // Without audio the same stream request is served.
-      const plain = await fetch(`${s.url}/v1/proxy/openai/v1/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer sk-x", "x-service-key": KEY, "x-service-agent": AGENT },
-        body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] }),
-      });
-      await plain.text();
+      const plain = await callProxy(s.url, { key: KEY, agent: AGENT }, true);
       t.is(plain.status, 200);
+      t.false(plain.cut);
     } finally {
       await s.close();
     }
