@@ -47,7 +47,12 @@ export const WRITE_RETRY_MS = 1000;
 const DROP_LOG_MS = 1000;
 const SEGMENT_FILE = /^seg-(\d{12})\.log$/;
 /** An amendment is encoded as a Trace holding only the id and the added fields. */
-const BLANK_TRACE: Trace = create(TraceSchema);
+/**
+ * The message an amendment is encoded from: its id and amended fields are set, encoded and cleared
+ * again in one synchronous call. Spreading a blank Trace into a new object per amendment cost ~8 µs
+ * (the copy of some forty fields), four times the encoding itself.
+ */
+const AMENDMENT: Trace = create(TraceSchema);
 const ACKS_FILE = /^seg-(\d{12})\.acks$/;
 
 export interface SpoolLog {
@@ -138,6 +143,19 @@ function pidAlive(pid: number): boolean {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function encodeAmendment(id: string, fields: TraceAmendment): Buffer {
+  AMENDMENT.id = id;
+  AMENDMENT.qualityScores = fields.qualityScores;
+  AMENDMENT.spans = fields.spans;
+  try {
+    return sealRecord(encodeTrace(AMENDMENT, HEADER_BYTES), "amendment");
+  } finally {
+    AMENDMENT.id = "";
+    AMENDMENT.qualityScores = [];
+    AMENDMENT.spans = [];
   }
 }
 
@@ -460,7 +478,7 @@ export class DurableSpool implements TraceQueue {
   amend(id: string, fields: TraceAmendment): void {
     const e = this.index.get(id);
     if (!e || this.closed) return;
-    const record = sealRecord(encodeTrace({ ...BLANK_TRACE, id, qualityScores: fields.qualityScores, spans: fields.spans }, HEADER_BYTES), "amendment");
+    const record = encodeAmendment(id, fields);
     const added = amendmentParts(record.subarray(HEADER_BYTES))!.fields;
     e.extra = e.extra ? Buffer.concat([e.extra, added]) : added;
     if (e.offset < 0 || e.memoryOnly || this.retryPending) return;
