@@ -46,11 +46,11 @@ export const WRITE_RETRY_MS = 1000;
 /** Drops of memory-only traces are logged at most this often. */
 const DROP_LOG_MS = 1000;
 const SEGMENT_FILE = /^seg-(\d{12})\.log$/;
-/** An amendment is encoded as a Trace holding only the id and the added fields. */
 /**
- * The message an amendment is encoded from: its id and amended fields are set, encoded and cleared
- * again in one synchronous call. Spreading a blank Trace into a new object per amendment cost ~8 µs
- * (the copy of some forty fields), four times the encoding itself.
+ * An amendment is encoded as a Trace holding only the id and the added fields: this one message, whose
+ * id and amended fields are set, encoded and cleared again in one synchronous call. Spreading a blank
+ * Trace into a new object per amendment cost ~8 µs (the copy of some forty fields), four times the
+ * encoding itself.
  */
 const AMENDMENT: Trace = create(TraceSchema);
 const ACKS_FILE = /^seg-(\d{12})\.acks$/;
