@@ -25,6 +25,13 @@ test("SPOOL_FSYNC_INTERVAL_MS out of range or not a number is refused with the v
   }
 });
 
+test("OPENAI_STREAM_USAGE: pass unless set to add; anything else is refused with the variable named", (t) => {
+  t.is(loadSidecarConfig({ ...KEY }).OPENAI_STREAM_USAGE, "pass");
+  t.is(loadSidecarConfig({ ...KEY, OPENAI_STREAM_USAGE: "add" }).OPENAI_STREAM_USAGE, "add");
+  const e = t.throws(() => loadSidecarConfig({ ...KEY, OPENAI_STREAM_USAGE: "true" }));
+  t.regex(e!.message, /OPENAI_STREAM_USAGE/);
+});
+
 test("provider and control-plane URLs must be http(s): refused at start with the variable named", (t) => {
   t.is(loadSidecarConfig({ ...KEY, PROVIDER_OPENAI_URL: "http://127.0.0.1:9999" }).PROVIDER_OPENAI_URL, "http://127.0.0.1:9999");
   for (const [name, value] of [

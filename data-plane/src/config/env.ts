@@ -35,6 +35,13 @@ export const SidecarEnvSchema = z.object({
   UPSTREAM_CONNECTIONS: int((n) => n.positive()).default(256),
   /** Streams: an SSE comment (": keep-alive") is sent to the client after this many ms without a byte from the provider, between events only; 0 = never. */
   SSE_KEEPALIVE_MS: int((n) => n.min(0)).default(15_000),
+  /**
+   * OpenAI chat streams that do not ask for usage (`stream_options.include_usage`): `pass` forwards the
+   * body as it came and counts the tokens locally (flagged estimated; a reasoning model's hidden
+   * reasoning tokens are not in that count); `add` asks the provider for the usage and takes what that
+   * adds out of the client's stream, so traces and budgets get the provider's figures.
+   */
+  OPENAI_STREAM_USAGE: z.enum(["pass", "add"]).default("pass"),
   PROVIDER_OPENAI_URL: httpUrl.default("https://api.openai.com"),
   PROVIDER_ANTHROPIC_URL: httpUrl.default("https://api.anthropic.com"),
   PROVIDER_GOOGLE_URL: httpUrl.default("https://generativelanguage.googleapis.com"),

@@ -414,6 +414,19 @@ export function resolveChatCompletions(subPath: string, search: string, body: un
   return { path: `/v1/chat/completions${normalizeSearch(search)}`, model, stream };
 }
 
+/**
+ * A copy of a chat stream request that asks for usage in its stream (`stream_options.include_usage`),
+ * other stream options kept; undefined when it is no stream, asks already, or its `stream_options` is
+ * neither absent, null nor an object (the provider refuses that body as it came).
+ */
+export function chatAskStreamUsage(body: unknown): Record<string, unknown> | undefined {
+  if (!isObject(body) || body.stream !== true) return undefined;
+  const options = body.stream_options;
+  if (options !== undefined && options !== null && !isObject(options)) return undefined;
+  if (isObject(options) && options.include_usage === true) return undefined;
+  return { ...body, stream_options: { ...(isObject(options) ? options : {}), include_usage: true } };
+}
+
 interface ToolSlot {
   choice: number;
   index: number;

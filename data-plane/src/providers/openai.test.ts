@@ -9,6 +9,7 @@ import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/
 import { fakeStream } from "./testing/fake-stream.js";
 import { chatAfterRedaction } from "./chat-completions.js";
 import { openaiAdapter as adapter } from "./openai.js";
+import { getProvider } from "./registry.js";
 import { parseSse } from "./sse-parser.js";
 
 const body = {
@@ -285,4 +286,26 @@ test("spoken answers: a request asks for one by modalities or an audio object; t
   const observer = adapter.streamObserver();
   for (const c of [chunk({ audio: { id: "a1", transcript: "Hel" } }), chunk({ audio: { data: "AAA" } }), chunk({ audio: { transcript: "lo" } }), "data: [DONE]\n\n"]) observer.push(Buffer.from(c));
   t.is(observer.end().completionText, "Hello");
+});
+
+test("askStreamUsage: a stream request that does not ask for usage gets include_usage, other options kept, the body untouched", (t) => {
+  const ask = adapter.askStreamUsage!;
+  const messages = [{ role: "user", content: "hi" }];
+  t.deepEqual(ask({ model: "gpt-4o", stream: true, messages }), { model: "gpt-4o", stream: true, messages, stream_options: { include_usage: true } });
+  t.deepEqual(ask({ stream: true, stream_options: null }), { stream: true, stream_options: { include_usage: true } });
+  const asked = { stream: true, stream_options: { include_usage: false, include_obfuscation: false } };
+  t.deepEqual(ask(asked), { stream: true, stream_options: { include_usage: true, include_obfuscation: false } });
+  t.deepEqual(asked.stream_options, { include_usage: false, include_obfuscation: false }, "the request body is not changed in place");
+  t.is(ask({ stream: true, stream_options: { include_usage: true } }), undefined, "asks already");
+  t.is(ask({ model: "gpt-4o", messages }), undefined, "no stream");
+  t.is(ask({ stream: "true" }), undefined);
+  t.is(ask({ stream: true, stream_options: "usage" }), undefined, "invalid options: the provider answers that body as it came");
+  t.is(ask([1, 2]), undefined);
+});
+
+test("askStreamUsage is OpenAI chat's alone: Mistral streams carry usage, the Responses API's always does", (t) => {
+  t.is(getProvider("mistral")!.askStreamUsage, undefined);
+  const responses = adapter.resolve("/v1/responses", "", { model: "gpt-4o", stream: true, input: "hi" });
+  t.truthy(responses?.adapter);
+  t.is(responses?.adapter?.askStreamUsage, undefined);
 });

@@ -3,6 +3,7 @@
 // the embeddings adapter (embeddings/openai-style.ts).
 import {
   ChatCompletionsObserver,
+  chatAskStreamUsage,
   chatAfterRedaction,
   chatQuotedText,
   chatAnswerToolSlots,
@@ -51,6 +52,7 @@ export const openaiAdapter: ProviderAdapter = {
   restoreSignedReasoning: restoreSignedDetails,
   asksForSpeech: chatAsksForSpeech,
   spokenText: chatSpokenText,
+  askStreamUsage: chatAskStreamUsage,
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     // The openai SDK throws APIError for any data chunk carrying an `error` object.

@@ -219,6 +219,15 @@ export interface ProviderAdapter {
    */
   asksForSpeech?(body: unknown): boolean;
   spokenText?(json: unknown): string;
+  /**
+   * OpenAI chat streams, with OPENAI_STREAM_USAGE=add: a copy of a stream request's body that asks for
+   * usage (`stream_options.include_usage: true`), or undefined when there is nothing to add (not a
+   * stream, usage asked for already, or `stream_options` is no object: the provider answers that one
+   * itself). The proxy then takes what the option adds out of the client's stream
+   * (proxy/added-usage-filter.ts), so the client receives what it asked for and the trace gets the
+   * provider's usage instead of a local count. Absent: the provider's streams carry usage anyway.
+   */
+  askStreamUsage?(body: unknown): Record<string, unknown> | undefined;
   /** A fresh observer for one streamed answer. */
   streamObserver(): StreamObserver;
   /** The provider's native SSE error event (complete, with its trailing blank line) to end a stream early. */

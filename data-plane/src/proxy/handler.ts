@@ -34,6 +34,7 @@ import { actsOnAnswers, answerActor, outboundPhase, policiesNeedInputTokens, red
 import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure, upstreamFailureDetail } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
+import { AddedUsageFilter } from "./added-usage-filter.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
 
 export { PROXY_BODY_LIMIT } from "./read-body.js";
@@ -58,6 +59,12 @@ export interface ProxyDeps {
   upstreamTimeoutMs: number;
   /** SSE_KEEPALIVE_MS: an SSE comment is sent after this long without a byte on a stream; 0 = never. Default 15 000. */
   sseKeepAliveMs?: number;
+  /**
+   * OPENAI_STREAM_USAGE=add: an OpenAI chat stream that does not ask for usage is forwarded asking for it,
+   * and what that adds is taken out of the client's stream (added-usage-filter.ts), so its trace and
+   * budget charge carry the provider's usage instead of a local count. Absent/false: the body passes as is.
+   */
+  askStreamUsage?: boolean;
   /** Outbound governance inside streamed answers; absent = streams are passed through as they come. */
   streamGovernor?: StreamGovernorFactory;
   /** Originals of redacted Anthropic thinking blocks, restored when the client sends them back; absent = not kept. */
@@ -298,12 +305,18 @@ export function createProxyHandler(deps: ProxyDeps) {
       // 6. What is forwarded: the bytes as received, unless a redaction, the Google spec path or a restored
       // thinking block (one the sidecar redacted for the client: its signature covers the original) changed the body.
       let forwardBody: Buffer;
+      /** The sidecar asked the provider for the stream's usage (askStreamUsage): the client's stream is filtered. */
+      let addedUsage = false;
       try {
         let changed = target.body;
         if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
         const thinking = deps.redactedThinking;
         if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
           changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;
+        }
+        if (deps.askStreamUsage && target.stream && adapter.askStreamUsage) {
+          const asking = adapter.askStreamUsage(changed ?? body);
+          if (asking) [changed, addedUsage] = [asking, true];
         }
         forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
       } catch (e) {
@@ -422,6 +435,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           res,
           body: encoding ? decodeStream(upstream.body, encoding) : upstream.body,
           observer,
+          filter: addedUsage && isSse ? new AddedUsageFilter() : undefined,
           governor: deps.streamGovernor?.({ adapter, agent, policies: state.orderedPolicies, draft, contentType, redactedThinking: deps.redactedThinking?.scoped(agent.id) }),
           sse: isSse,
           keepAlive: isSse ? (adapter.name === "google" ? keepAliveCrlf : keepAliveLf) : undefined,

@@ -13,6 +13,11 @@ export interface RelayOptions {
   /** The upstream body (decoded when the provider compressed it anyway). */
   body: AsyncIterable<Buffer>;
   observer: StreamObserver;
+  /**
+   * Rewrites the upstream bytes before the governor sees them (what the sidecar itself added to the
+   * stream: added-usage-filter.ts); undefined = none. Keeps SSE framing whole, as a governor does.
+   */
+  filter?: StreamFilter | undefined;
   governor: StreamGovernor | undefined;
   /** Whether the answer is SSE (keep-alive comments and boundary tracking apply). */
   sse: boolean;
@@ -21,6 +26,12 @@ export interface RelayOptions {
   clientGone(): boolean;
   /** Stops the upstream call (the governor ended the stream). */
   abortUpstream(): void;
+}
+
+export interface StreamFilter {
+  transform(chunk: Uint8Array): Buffer;
+  /** What it still holds once the upstream stream ended. */
+  end(): Buffer;
 }
 
 export interface RelayResult {
@@ -75,10 +86,10 @@ export async function relayStream(o: RelayOptions): Promise<RelayResult> {
   try {
     for await (const chunk of o.body) {
       observer.push(chunk);
-      let out = chunk;
-      if (governor) {
+      let out = o.filter ? o.filter.transform(chunk) : chunk;
+      if (governor && out.length > 0) {
         try {
-          out = governor.transform(chunk);
+          out = governor.transform(out);
         } catch (e) {
           result.governorError = e;
           o.abortUpstream();
@@ -97,6 +108,18 @@ export async function relayStream(o: RelayOptions): Promise<RelayResult> {
   } finally {
     if (timer) clearTimeout(timer);
   }
+  // What the filter held (a cut last event) goes through the governor like any other bytes.
+  let held = o.filter && result.governorError === undefined && !result.stopped ? o.filter.end() : undefined;
+  if (held && held.length > 0 && governor) {
+    try {
+      held = governor.transform(held);
+      if (governor.stopped) result.stopped = true;
+    } catch (e) {
+      result.governorError = e;
+      held = undefined;
+    }
+  }
+  if (held && held.length > 0 && !o.clientGone() && (o.sse || result.upstreamError === undefined)) send(held);
   if (governor && result.governorError === undefined) {
     const rest = governor.end();
     // A non-SSE answer (Gemini's JSON array, held whole by a governor) whose provider connection broke is
