@@ -129,7 +129,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
     storeRawPii: config.TRACE_STORE_RAW_PII,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     sseKeepAliveMs: config.SSE_KEEPALIVE_MS,
-    askStreamUsage: config.OPENAI_STREAM_USAGE === "add",
+    askStreamUsage: config.OPENAI_STREAM_USAGE,
     streamGovernor: governStream,
     redactedThinking,
     onError: (e, where) => log.error({ err: String(e), where }, "proxy error"),

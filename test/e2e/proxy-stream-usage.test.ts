@@ -1,10 +1,13 @@
-// OPENAI_STREAM_USAGE=add (README, proxy section): an OpenAI chat stream whose request does not ask for
-// usage is forwarded asking for it, the client still receives the stream it asked for (no usage chunk,
+// OPENAI_STREAM_USAGE (README, proxy section). With `add`, an OpenAI chat stream whose request does not ask
+// for usage is forwarded asking for it, the client still receives the stream it asked for (no usage chunk,
 // no `usage` member), and the trace and the budget get the provider's usage instead of a local count:
 // a reasoning model's hidden reasoning tokens are charged, so the budget holds. Requests that ask for
-// usage themselves, JSON calls and the other providers' streams pass byte for byte.
+// usage themselves, JSON calls and the other providers' streams pass byte for byte. The default, `budgeted`,
+// does so for agents with a daily budget only.
 import test from "ava";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { Sidecar } from "@agentgov/data-plane";
+import { eventually } from "../harness/stack.js";
 import { estimateTokens } from "../../data-plane/src/providers/index.js";
 import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
 import type { RecordedRequest } from "../fakes/providers/index.js";
@@ -12,11 +15,21 @@ import { MODELS, rawCall, recordingFetch, sdkClients, startProxyWorld, type Prox
 import { createPolicy } from "./policy-helpers.js";
 
 let w: ProxyWorld;
+/** A sidecar with the default, OPENAI_STREAM_USAGE=budgeted (w.sidecar has `add`). */
+let budgeted: Sidecar;
 let agentId: string;
 test.before(async () => {
   w = await startProxyWorld({ OPENAI_STREAM_USAGE: "add" });
   agentId = await w.agent("stream-usage");
+  budgeted = await w.stack.sidecar({ PROVIDER_OPENAI_URL: w.fakes.urls.openai });
 });
+
+/** An agent the default sidecar knows. */
+async function agentOf(sidecar: Sidecar, name: string, configYaml?: string): Promise<string> {
+  const id = await w.agent(name, configYaml);
+  await eventually(async () => sidecar.state().agents.has(id));
+  return id;
+}
 test.after.always(async () => {
   await w?.stop();
 });
@@ -105,25 +118,41 @@ test.serial("an outbound redact policy still applies to the filtered stream", as
   t.true(trace.policiesFired.includes("usage redact"));
 });
 
-test.serial("the budget holds for hidden reasoning tokens: charged from the provider's usage, the fourth call is refused", async (t) => {
+// The default, OPENAI_STREAM_USAGE=budgeted: asked for the agents with a daily budget only.
+
+test.serial("default (budgeted): the budget holds for hidden reasoning tokens, charged from the provider's usage; the fourth call is refused", async (t) => {
   const usage = { inputTokens: 20, outputTokens: 5000 };
   const c = exactCost(usage);
   // Each call reserves its prompt's length and max_completion_tokens (6,000) at the price: a budget of 2.5
   // calls' exact cost fits two reservations, the third passes as the one in-flight allowance (spend 2 × c is
   // below the limit; limits/budget.ts), the fourth is refused. Charged from a local count of the visible
   // "ok", each call would cost ~1/1000 of c and dozens would pass.
-  const a = await w.agent("stream-usage-budget", `budget_limit_daily: ${2.5 * c}\n`);
+  const a = await agentOf(budgeted, "stream-usage-budget", `budget_limit_daily: ${2.5 * c}\n`);
   w.fakes.script({ text: "ok", usage: { ...usage, reasoningTokens: 4990 } });
-  const call = () =>
-    rawCall(w.proxyUrl("openai", "/v1/chat/completions"), {
+  const statuses: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const res = await rawCall(`${budgeted.url}/v1/proxy/openai/v1/chat/completions`, {
       headers: { authorization: "Bearer sk", ...w.serviceHeaders(a) },
       body: { model: MODELS.openai, stream: true, max_completion_tokens: 6000, messages: [{ role: "user", content: "think" }] },
     });
-  const statuses: number[] = [];
-  for (let i = 0; i < 4; i++) {
-    const res = await call();
     statuses.push(res.status);
-    if (res.status === 200) await w.trace(String(res.headers["x-service-trace-id"]));
+    if (res.status !== 200) continue;
+    t.false(res.text.includes('"usage"'), "the client's stream is the one it asked for");
+    const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+    t.false(trace.tokensEstimated);
+    t.is(trace.costUsd, c);
   }
   t.deepEqual(statuses, [200, 200, 200, 429]);
+});
+
+test.serial("default (budgeted): an agent without a budget has its stream request forwarded byte for byte and counted locally", async (t) => {
+  const a = await agentOf(budgeted, "stream-usage-no-budget");
+  w.fakes.script({ text: "Counted here.", usage: { inputTokens: 9, outputTokens: 400 } });
+  const body = `{"model":"${MODELS.openai}","stream":true,"messages":[{"role":"user","content":"count"}]}`;
+  const res = await rawCall(`${budgeted.url}/v1/proxy/openai/v1/chat/completions`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(a) }, body });
+  t.is(res.status, 200);
+  t.is(lastRequest().body.toString("utf8"), body);
+  const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+  t.true(trace.tokensEstimated);
+  t.is(trace.outputTokens, estimateTokens("Counted here."));
 });

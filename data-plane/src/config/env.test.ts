@@ -25,9 +25,10 @@ test("SPOOL_FSYNC_INTERVAL_MS out of range or not a number is refused with the v
   }
 });
 
-test("OPENAI_STREAM_USAGE: pass unless set to add; anything else is refused with the variable named", (t) => {
-  t.is(loadSidecarConfig({ ...KEY }).OPENAI_STREAM_USAGE, "pass");
+test("OPENAI_STREAM_USAGE: budgeted unless set to pass or add; anything else is refused with the variable named", (t) => {
+  t.is(loadSidecarConfig({ ...KEY }).OPENAI_STREAM_USAGE, "budgeted");
   t.is(loadSidecarConfig({ ...KEY, OPENAI_STREAM_USAGE: "add" }).OPENAI_STREAM_USAGE, "add");
+  t.is(loadSidecarConfig({ ...KEY, OPENAI_STREAM_USAGE: "pass" }).OPENAI_STREAM_USAGE, "pass");
   const e = t.throws(() => loadSidecarConfig({ ...KEY, OPENAI_STREAM_USAGE: "true" }));
   t.regex(e!.message, /OPENAI_STREAM_USAGE/);
 });

@@ -39,9 +39,10 @@ export const SidecarEnvSchema = z.object({
    * OpenAI chat streams that do not ask for usage (`stream_options.include_usage`): `pass` forwards the
    * body as it came and counts the tokens locally (flagged estimated; a reasoning model's hidden
    * reasoning tokens are not in that count); `add` asks the provider for the usage and takes what that
-   * adds out of the client's stream, so traces and budgets get the provider's figures.
+   * adds out of the client's stream, so traces and budgets get the provider's figures; `budgeted` does
+   * so for the agents with a daily budget only (the budget is a policy that needs the real figure).
    */
-  OPENAI_STREAM_USAGE: z.enum(["pass", "add"]).default("pass"),
+  OPENAI_STREAM_USAGE: z.enum(["pass", "budgeted", "add"]).default("budgeted"),
   PROVIDER_OPENAI_URL: httpUrl.default("https://api.openai.com"),
   PROVIDER_ANTHROPIC_URL: httpUrl.default("https://api.anthropic.com"),
   PROVIDER_GOOGLE_URL: httpUrl.default("https://generativelanguage.googleapis.com"),

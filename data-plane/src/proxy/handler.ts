@@ -60,11 +60,12 @@ export interface ProxyDeps {
   /** SSE_KEEPALIVE_MS: an SSE comment is sent after this long without a byte on a stream; 0 = never. Default 15 000. */
   sseKeepAliveMs?: number;
   /**
-   * OPENAI_STREAM_USAGE=add: an OpenAI chat stream that does not ask for usage is forwarded asking for it,
-   * and what that adds is taken out of the client's stream (added-usage-filter.ts), so its trace and
-   * budget charge carry the provider's usage instead of a local count. Absent/false: the body passes as is.
+   * OPENAI_STREAM_USAGE: which OpenAI chat streams that do not ask for usage are forwarded asking for it
+   * (what that adds is taken out of the client's stream: added-usage-filter.ts), so that their trace and
+   * budget charge carry the provider's usage instead of a local count: `budgeted` — those of agents with
+   * a daily budget; `add` — all; `pass` (or absent) — none, the body passes as is.
    */
-  askStreamUsage?: boolean;
+  askStreamUsage?: "pass" | "budgeted" | "add";
   /** Outbound governance inside streamed answers; absent = streams are passed through as they come. */
   streamGovernor?: StreamGovernorFactory;
   /** Originals of redacted Anthropic thinking blocks, restored when the client sends them back; absent = not kept. */
@@ -314,7 +315,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
           changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;
         }
-        if (deps.askStreamUsage && target.stream && adapter.askStreamUsage) {
+        const ask = deps.askStreamUsage;
+        if (target.stream && adapter.askStreamUsage && (ask === "add" || (ask === "budgeted" && agent.hasBudget))) {
           const asking = adapter.askStreamUsage(changed ?? body);
           if (asking) [changed, addedUsage] = [asking, true];
         }
