@@ -5,6 +5,8 @@
 // usage themselves, JSON calls and the other providers' streams pass byte for byte. The default, `budgeted`,
 // does so for agents with a daily budget only.
 import test from "ava";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { Sidecar } from "@agentgov/data-plane";
 import { eventually } from "../harness/stack.js";
@@ -155,4 +157,57 @@ test.serial("default (budgeted): an agent without a budget has its stream reques
   const trace = await w.trace(String(res.headers["x-service-trace-id"]));
   t.true(trace.tokensEstimated);
   t.is(trace.outputTokens, estimateTokens("Counted here."));
+});
+
+test.serial("a server that refuses stream_options (older Azure OpenAI versions): the call goes once more as sent, and that provider is not asked again", async (t) => {
+  const seen: Record<string, unknown>[] = [];
+  const refusal = JSON.stringify({ error: { message: "Unrecognized request argument supplied: stream_options", type: "invalid_request_error", param: null, code: null } });
+  const chunk = (content: string) => `data: ${JSON.stringify({ id: "chatcmpl-az", object: "chat.completion.chunk", created: 1, model: "gpt-4o", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString()));
+    req.on("end", () => {
+      const body = JSON.parse(raw) as Record<string, unknown>;
+      seen.push(body);
+      if (body.model === "no-such-model") {
+        res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "The model `no-such-model` does not exist", type: "invalid_request_error", param: "model", code: null } }));
+      } else if ("stream_options" in body) {
+        res.writeHead(400, { "content-type": "application/json" }).end(refusal);
+      } else {
+        res.writeHead(200, { "content-type": "text/event-stream" }).end(chunk("Old ") + chunk("server.") + "data: [DONE]\n\n");
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const sidecar = await w.stack.sidecar({ PROVIDER_OPENAI_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, OPENAI_STREAM_USAGE: "add" });
+    await eventually(async () => sidecar.state().agents.has(agentId));
+    const call = (model: string) =>
+      rawCall(`${sidecar.url}/v1/proxy/openai/v1/chat/completions`, {
+        headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) },
+        body: { model, stream: true, messages: [{ role: "user", content: "hello old server" }] },
+      });
+
+    // A 400 about something else is the provider's answer, passed through unchanged, with no second try.
+    const other = await call("no-such-model");
+    t.is(other.status, 400);
+    t.regex(other.text, /does not exist/);
+    t.is(seen.length, 1);
+
+    const first = await call(MODELS.openai);
+    t.is(first.status, 200);
+    t.is(first.text, chunk("Old ") + chunk("server.") + "data: [DONE]\n\n");
+    t.deepEqual(seen.slice(1).map((b) => "stream_options" in b), [true, false], "refused with the option, then sent as the client sent it");
+    const trace = await w.trace(String(first.headers["x-service-trace-id"]));
+    t.is(trace.status, "success");
+    t.true(trace.tokensEstimated);
+    t.is(trace.outputTokens, estimateTokens("Old server."));
+
+    const second = await call(MODELS.openai);
+    t.is(second.status, 200);
+    t.is(seen.length, 4, "not asked again: one request");
+    t.false("stream_options" in seen[3]!);
+  } finally {
+    server.close();
+  }
 });

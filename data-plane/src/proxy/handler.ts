@@ -89,6 +89,16 @@ const chargedCall = (d: TraceDraft): ChargedCall => ({
 });
 const hasUtf8Bom = (b: Buffer) => b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
 
+/** A 400 whose error names `stream_options` (decoded when compressed; an undecodable body names nothing). */
+function refusesAddedOption(raw: Buffer, contentEncoding: string | string[] | undefined): boolean {
+  const encoding = decodableEncoding(contentEncoding);
+  try {
+    return (encoding ? decodeSync(raw, encoding) : raw).includes("stream_options");
+  } catch {
+    return false;
+  }
+}
+
 /** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model. */
 function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () => number, status: number, price: Price | undefined): void {
   draft.toolCalls = facts.toolCalls;
@@ -103,6 +113,8 @@ export function createProxyHandler(deps: ProxyDeps) {
   const keepAliveMs = deps.sseKeepAliveMs ?? 15_000;
   const keepAliveLf = keepAliveMs > 0 ? { intervalMs: keepAliveMs, comment: KEEPALIVE_LF } : undefined;
   const keepAliveCrlf = keepAliveMs > 0 ? { intervalMs: keepAliveMs, comment: KEEPALIVE_CRLF } : undefined;
+  /** Providers whose server refused the `stream_options` the sidecar added (askStreamUsage): not asked again until restart. */
+  const refusesStreamUsage = new Set<string>();
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const t0 = performance.now();
@@ -308,6 +320,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       let forwardBody: Buffer;
       /** The sidecar asked the provider for the stream's usage (askStreamUsage): the client's stream is filtered. */
       let addedUsage = false;
+      /** The body to forward without the option the sidecar added, should the provider refuse it. */
+      let withoutAddedUsage = (): Buffer => forwardBody;
       try {
         let changed = target.body;
         if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
@@ -316,9 +330,13 @@ export function createProxyHandler(deps: ProxyDeps) {
           changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;
         }
         const ask = deps.askStreamUsage;
-        if (target.stream && adapter.askStreamUsage && (ask === "add" || (ask === "budgeted" && agent.hasBudget))) {
+        if (target.stream && adapter.askStreamUsage && (ask === "add" || (ask === "budgeted" && agent.hasBudget)) && !refusesStreamUsage.has(adapter.name)) {
           const asking = adapter.askStreamUsage(changed ?? body);
-          if (asking) [changed, addedUsage] = [asking, true];
+          if (asking) {
+            const before = changed;
+            withoutAddedUsage = () => (before === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(before), "utf8"));
+            [changed, addedUsage] = [asking, true];
+          }
         }
         forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
       } catch (e) {
@@ -375,19 +393,36 @@ export function createProxyHandler(deps: ProxyDeps) {
         sendJsonError(res, failure, requestId, service);
         emit();
       };
-      let upstream: Dispatcher.ResponseData;
-      try {
-        const pending = deps.dispatcher.request({
+      const send = (bytes: Buffer) =>
+        deps.dispatcher.request({
           origin: endpoint.origin,
           path: endpoint.prefix + target.path,
           method: "POST",
-          headers: upstreamRequestHeaders(req.headers, forwardBody.length),
-          body: forwardBody,
+          headers: upstreamRequestHeaders(req.headers, bytes.length),
+          body: bytes,
           signal: abort,
           headersTimeout: deps.upstreamTimeoutMs,
           bodyTimeout: deps.upstreamTimeoutMs,
         });
-        upstream = await pending;
+      let upstream: Dispatcher.ResponseData;
+      /** An error body read already (a 400 that turned out not to be about the added option). */
+      let readAlready: Buffer | undefined;
+      try {
+        upstream = await send(forwardBody);
+        if (addedUsage && upstream.statusCode === 400) {
+          // An OpenAI-compatible server (older Azure OpenAI API versions among them) may refuse the option
+          // the sidecar added ("Unrecognized request argument supplied: stream_options"): nothing was
+          // processed, so the call goes once more as the client sent it (counted locally, as without the
+          // option), and this provider's streams are not asked again.
+          readAlready = await readUpstreamBody(upstream.body);
+          if (refusesAddedOption(readAlready, upstream.headers["content-encoding"])) {
+            refusesStreamUsage.add(adapter.name);
+            addedUsage = false;
+            readAlready = undefined;
+            deps.onError(new Error(`${adapter.name} at ${endpoint.origin} refused stream_options: its streams are counted locally (OPENAI_STREAM_USAGE) until the sidecar restarts`), "proxy.stream_usage");
+            upstream = await send(withoutAddedUsage());
+          }
+        }
       } catch (e) {
         return upstreamFailed(e);
       }
@@ -489,7 +524,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         // 8b. JSON (and every provider error, passed through unchanged): read whole, parse once, outbound policies.
         let raw: Buffer;
         try {
-          raw = await readUpstreamBody(upstream.body);
+          raw = readAlready ?? (await readUpstreamBody(upstream.body));
         } catch (e) {
           return upstreamFailed(e);
         }
