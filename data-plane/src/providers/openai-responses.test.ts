@@ -203,3 +203,39 @@ test("stream observer: a stream that ends cleanly before its final response is a
   complete.push(Buffer.from('event: response.completed\ndata: {"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}\n\n'));
   t.is(complete.end().endedEarly, undefined);
 });
+
+test("file citations: their file names are judged with the answer and redacted on their own; offsets and ids kept", (t) => {
+  const cited = {
+    id: "resp_2",
+    object: "response",
+    status: "completed",
+    output: [
+      {
+        id: "msg_2",
+        type: "message",
+        role: "assistant",
+        content: [
+          {
+            type: "output_text",
+            text: "The invoice says 40 EUR.",
+            annotations: [
+              { type: "file_citation", index: 23, file_id: "file-1", filename: "invoice for bob@example.com.pdf" },
+              { type: "container_file_citation", container_id: "cntr_1", file_id: "cfile_1", filename: "bob@example.com totals.csv", start_index: 0, end_index: 10 },
+              { type: "file_path", index: 5, file_id: "file-2" },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+  t.is(adapter.quotedText!(cited), "invoice for bob@example.com.pdf\n\nbob@example.com totals.csv");
+  const redact = (s: string) => s.replaceAll("bob@example.com", "[REDACTED:email]");
+  const redacted = adapter.mapCompletionText(cited, redact) as typeof cited;
+  adapter.afterRedaction!(cited, redacted, redact);
+  t.deepEqual(redacted.output[0]!.content[0]!.annotations, [
+    { type: "file_citation", index: 23, file_id: "file-1", filename: "invoice for [REDACTED:email].pdf" },
+    { type: "container_file_citation", container_id: "cntr_1", file_id: "cfile_1", filename: "[REDACTED:email] totals.csv", start_index: 0, end_index: 10 },
+    { type: "file_path", index: 5, file_id: "file-2" },
+  ]);
+  t.is(cited.output[0]!.content[0]!.annotations[0]!.filename, "invoice for bob@example.com.pdf", "the original untouched");
+});

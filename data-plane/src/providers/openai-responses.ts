@@ -340,6 +340,17 @@ function urlCitations(part: JsonObject): JsonObject[] {
   return asArray(part.annotations).filter((a): a is JsonObject => isObject(a) && a.type === "url_citation");
 }
 
+/**
+ * Annotations that cite a file by name (file search, code interpreter): the `filename` is text the
+ * answer shows (a file named after a customer or a case number), judged and redacted like a citation's
+ * title. Their offsets (`index`; a container file's range) are left as they are.
+ */
+export const FILE_CITATION_TYPES: ReadonlySet<unknown> = new Set(["file_citation", "container_file_citation"]);
+
+function fileCitations(part: JsonObject): JsonObject[] {
+  return asArray(part.annotations).filter((a): a is JsonObject => isObject(a) && FILE_CITATION_TYPES.has(a.type) && typeof a.filename === "string");
+}
+
 /** The output_text parts of an answer, in order. */
 function outputTextParts(json: unknown): JsonObject[] {
   const parts: JsonObject[] = [];
@@ -366,17 +377,19 @@ export function responsesAfterRedaction(original: unknown, redacted: unknown, re
   for (const part of outputTextParts(redacted)) if (Array.isArray(part.logprobs) && part.logprobs.length > 0) part.logprobs = [];
   const before = outputTextParts(original);
   outputTextParts(redacted).forEach((part, i) => {
+    for (const citation of fileCitations(part)) citation.filename = redactText(citation.filename as string);
     const citations = urlCitations(part);
     if (citations.length > 0) moveUrlCitations(citations, before[i]?.text as string | undefined, part.text as string, redactText);
   });
 }
 
-/** The url and title of every url_citation, and the hosted tools' texts (hostedToolSlots), joined by "\n\n": judged with the answer. */
+/** The url and title of every url_citation, the filename of every file citation, and the hosted tools' texts (hostedToolSlots), joined by "\n\n": judged with the answer. */
 export function responsesQuotedText(json: unknown): string {
   const out: string[] = [];
   for (const item of outputItems(json)) for (const s of hostedToolSlots(item)) out.push(s.get());
   for (const part of outputTextParts(json)) {
     for (const citation of urlCitations(part)) for (const field of URL_CITATION_STRINGS) if (typeof citation[field] === "string" && citation[field] !== "") out.push(citation[field]);
+    for (const citation of fileCitations(part)) if (citation.filename !== "") out.push(citation.filename as string);
   }
   return out.join("\n\n");
 }

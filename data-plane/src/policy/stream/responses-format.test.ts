@@ -246,3 +246,28 @@ test("log probabilities are dropped from governed events: the tokens of held or 
   t.false(out.includes(JSON.stringify([...Buffer.from("8726")]).slice(1, -1)));
   t.is(finalTexts(out).message[0], "SSN [REDACTED:ssn].");
 });
+
+test("a file citation's name is redacted in annotation.added, content_part.done and the final response, or blocks", (t) => {
+  const text = "The case file lists the amount.";
+  const annotation = { type: "file_citation", index: text.length, file_id: "file-9", filename: `case ${SSN}.pdf` };
+  const part = { type: "output_text", text, annotations: [annotation] };
+  const stream = sse([
+    created,
+    { type: "response.output_text.delta", sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: text },
+    { type: "response.output_text.annotation.added", sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, annotation_index: 0, annotation },
+    { type: "response.output_text.done", sequence_number: 3, item_id: "msg_1", output_index: 0, content_index: 0, text },
+    { type: "response.content_part.done", sequence_number: 4, item_id: "msg_1", output_index: 0, content_index: 0, part },
+    { type: "response.completed", sequence_number: 5, response: { id: "resp_1", status: "completed", output: [{ ...item, content: [part] }] } },
+  ]);
+  const out = run(governor([policy("redact", ["ssn"])]), stream);
+  t.false(out.includes(SSN));
+  const evs = events(out);
+  const added = evs.find((e) => e.json.type === "response.output_text.annotation.added")!.json.annotation as { filename: string; index: number };
+  t.deepEqual(added, { ...annotation, filename: "case [REDACTED:ssn].pdf" });
+  const donePart = evs.find((e) => e.json.type === "response.content_part.done")!.json.part as { text: string; annotations: { filename: string }[] };
+  t.is(donePart.text, text);
+  t.is(donePart.annotations[0]!.filename, "case [REDACTED:ssn].pdf");
+  const blocked = events(run(governor([policy("block", ["ssn"])]), stream));
+  t.false(JSON.stringify(blocked).includes(SSN));
+  t.is(blocked.at(-1)!.event, "error");
+});

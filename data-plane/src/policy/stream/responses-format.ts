@@ -11,7 +11,7 @@
 // stream in channels `o:0:code` / `o:0:mcp`, its other texts (search queries, results, logs, outputs)
 // are judged and redacted alone. Log probabilities (the text's tokens) are dropped from governed events.
 import { URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
-import { agentActionKey, hostedToolSlots, RESPONSE_TERMINAL_EVENTS } from "../../providers/openai-responses.js";
+import { agentActionKey, FILE_CITATION_TYPES, hostedToolSlots, RESPONSE_TERMINAL_EVENTS } from "../../providers/openai-responses.js";
 import type { TextSlot } from "../../providers/text-slots.js";
 import { asArray, EMPTY, isObject, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type ToolRepeat } from "./event-view.js";
 
@@ -70,7 +70,8 @@ function partChannel(o: number, c: number, type: unknown): string | undefined {
 
 /**
  * A content part's text field (`refusal` for refusal parts) as a piece (`repeat` false: a part opening
- * with text, content_part.added) or a repeat of its channel; its url_citation annotations as quotes.
+ * with text, content_part.added) or a repeat of its channel; its url_citation annotations as quotes, its
+ * file citations' names as texts of their own.
  */
 function partFields(v: EventView, o: number, c: number, part: unknown, repeat: boolean): void {
   if (!isObject(part)) return;
@@ -88,7 +89,10 @@ function partFields(v: EventView, o: number, c: number, part: unknown, repeat: b
 }
 
 function annotationQuote(v: EventView, channel: string, annotation: unknown): void {
-  if (!isObject(annotation) || annotation.type !== "url_citation") return;
+  if (!isObject(annotation)) return;
+  // A file citation's name is judged and redacted on its own (providers/openai-responses.ts FILE_CITATION_TYPES).
+  if (FILE_CITATION_TYPES.has(annotation.type)) return ownTexts(v, annotation, ["filename"]);
+  if (annotation.type !== "url_citation") return;
   (v.quotes ??= []).push({ channel, quote: annotation, fields: URL_CITATION, units: URL_CITATION_UNITS, native: "codepoints" });
   ownTexts(v, annotation, ["url", "title"]);
 }
