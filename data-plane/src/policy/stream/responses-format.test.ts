@@ -153,12 +153,10 @@ test("a block on a repeat the deltas never carried ends the stream with the erro
   t.like(last.json, { type: "error", code: "policy_violation", error: { code: "policy_violation" } });
 });
 
-test("a url_citation follows the redaction in annotation.added, content_part.done and the final response", (t) => {
-  const text = "Ask bob@example.com or read [the docs](https://example.com/d).";
-  const start = text.indexOf("[the docs]");
-  const annotation = { type: "url_citation", start_index: start, end_index: text.length - 1, url: "https://example.com/d", title: "Docs" };
+/** One output_text part streamed whole, with one annotation: its delta, annotation.added, the done events and the final response. */
+function annotatedStream(text: string, annotation: Record<string, unknown>): Buffer {
   const part = { type: "output_text", text, annotations: [annotation] };
-  const stream = sse([
+  return sse([
     created,
     { type: "response.output_text.delta", sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: text },
     { type: "response.output_text.annotation.added", sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, annotation_index: 0, annotation },
@@ -166,6 +164,13 @@ test("a url_citation follows the redaction in annotation.added, content_part.don
     { type: "response.content_part.done", sequence_number: 4, item_id: "msg_1", output_index: 0, content_index: 0, part },
     { type: "response.completed", sequence_number: 5, response: { id: "resp_1", status: "completed", output: [{ ...item, content: [part] }] } },
   ]);
+}
+
+test("a url_citation follows the redaction in annotation.added, content_part.done and the final response", (t) => {
+  const text = "Ask bob@example.com or read [the docs](https://example.com/d).";
+  const start = text.indexOf("[the docs]");
+  const annotation = { type: "url_citation", start_index: start, end_index: text.length - 1, url: "https://example.com/d", title: "Docs" };
+  const stream = annotatedStream(text, annotation);
   const out = events(run(governor([policy("redact", ["email"])]), stream));
   const redacted = "Ask [REDACTED:email] or read [the docs](https://example.com/d).";
   const placed = (a: { start_index: number; end_index: number }, where: string) => t.is(redacted.slice(a.start_index, a.end_index), "[the docs](https://example.com/d)", where);
@@ -250,15 +255,7 @@ test("log probabilities are dropped from governed events: the tokens of held or 
 test("a file citation's name is redacted in annotation.added, content_part.done and the final response, or blocks", (t) => {
   const text = "The case file lists the amount.";
   const annotation = { type: "file_citation", index: text.length, file_id: "file-9", filename: `case ${SSN}.pdf` };
-  const part = { type: "output_text", text, annotations: [annotation] };
-  const stream = sse([
-    created,
-    { type: "response.output_text.delta", sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: text },
-    { type: "response.output_text.annotation.added", sequence_number: 2, item_id: "msg_1", output_index: 0, content_index: 0, annotation_index: 0, annotation },
-    { type: "response.output_text.done", sequence_number: 3, item_id: "msg_1", output_index: 0, content_index: 0, text },
-    { type: "response.content_part.done", sequence_number: 4, item_id: "msg_1", output_index: 0, content_index: 0, part },
-    { type: "response.completed", sequence_number: 5, response: { id: "resp_1", status: "completed", output: [{ ...item, content: [part] }] } },
-  ]);
+  const stream = annotatedStream(text, annotation);
   const out = run(governor([policy("redact", ["ssn"])]), stream);
   t.false(out.includes(SSN));
   const evs = events(out);
@@ -267,6 +264,8 @@ test("a file citation's name is redacted in annotation.added, content_part.done 
   const donePart = evs.find((e) => e.json.type === "response.content_part.done")!.json.part as { text: string; annotations: { filename: string }[] };
   t.is(donePart.text, text);
   t.is(donePart.annotations[0]!.filename, "case [REDACTED:ssn].pdf");
+  const final = (evs.find((e) => e.json.type === "response.completed")!.json.response as { output: { content: { annotations: { filename: string }[] }[] }[] }).output[0]!.content[0]!;
+  t.is(final.annotations[0]!.filename, "case [REDACTED:ssn].pdf");
   const blocked = events(run(governor([policy("block", ["ssn"])]), stream));
   t.false(JSON.stringify(blocked).includes(SSN));
   t.is(blocked.at(-1)!.event, "error");
