@@ -320,8 +320,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       let forwardBody: Buffer;
       /** The sidecar asked the provider for the stream's usage (askStreamUsage): the client's stream is filtered. */
       let addedUsage = false;
-      /** The body to forward without the option the sidecar added, should the provider refuse it. */
-      let withoutAddedUsage = (): Buffer => forwardBody;
+      /** With addedUsage: the body as it was before the option was added (undefined: the bytes as received). */
+      let bodyBeforeAsking: unknown;
       try {
         let changed = target.body;
         if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
@@ -332,11 +332,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         const ask = deps.askStreamUsage;
         if (target.stream && adapter.askStreamUsage && (ask === "add" || (ask === "budgeted" && agent.hasBudget)) && !refusesStreamUsage.has(adapter.name)) {
           const asking = adapter.askStreamUsage(changed ?? body);
-          if (asking) {
-            const before = changed;
-            withoutAddedUsage = () => (before === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(before), "utf8"));
-            [changed, addedUsage] = [asking, true];
-          }
+          if (asking) [bodyBeforeAsking, changed, addedUsage] = [changed, asking, true];
         }
         forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
       } catch (e) {
@@ -420,7 +416,7 @@ export function createProxyHandler(deps: ProxyDeps) {
             addedUsage = false;
             readAlready = undefined;
             deps.onError(new Error(`${adapter.name} at ${endpoint.origin} refused stream_options: its streams are counted locally (OPENAI_STREAM_USAGE) until the sidecar restarts`), "proxy.stream_usage");
-            upstream = await send(withoutAddedUsage());
+            upstream = await send(bodyBeforeAsking === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(bodyBeforeAsking), "utf8"));
           }
         }
       } catch (e) {
