@@ -8,7 +8,7 @@
 import type { Agent, Policy } from "@agentgov/proto";
 import type { PiiFinding } from "../pii/index.js";
 import { applicablePolicies, type Phase } from "./applicable.js";
-import { allMatches, compiledRegex, hasMatch, keywordRegex } from "./regex-cache.js";
+import { allMatches, compiledRegex, hasMatch, keywordRegex, registerKeywordLists } from "./regex-cache.js";
 
 export interface PhaseInput {
   agent: Agent;
@@ -118,7 +118,14 @@ export function evaluatePolicies(policies: readonly Policy[], e: Evidence): Phas
   return out;
 }
 
+/** Policy sets whose keyword lists are registered with the keyword automaton (built once per set). */
+const registeredSets = new WeakSet<readonly Policy[]>();
+
 export function evaluatePhase(ordered: readonly Policy[], input: PhaseInput): PhaseOutcome {
+  if (!registeredSets.has(ordered)) {
+    registeredSets.add(ordered);
+    registerKeywordLists(ordered.flatMap((p) => (p.conditions && p.conditions.keywords.length > 0 ? [p.conditions.keywords] : [])));
+  }
   return evaluatePolicies(applicablePolicies(ordered, input.agent, input.phase), textEvidence(input));
 }
 

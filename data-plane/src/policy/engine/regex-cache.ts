@@ -3,6 +3,8 @@
 // backtracking engine is quadratic or worse on failed searches even for "safe" patterns, and prompts
 // may be megabytes long. Keyword lists are literal alternations, which V8 matches in linear time.
 import { RE2JS } from "re2js";
+import { KeywordAutomaton } from "./keyword-automaton.js";
+import { keywordSource } from "./keyword-forms.js";
 
 /** A compiled pattern: whether it occurs, and every non-empty match as [start, end) UTF-16 offsets. */
 export interface TextPattern {
@@ -120,46 +122,80 @@ export function compiledRegex(pattern: string): TextPattern | null {
   return re;
 }
 
-// Only syntax characters may be escaped in a "u" regex (an escaped "-" is a syntax error there).
-const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-
 /** Cache key of a keyword list (also used to remember which lists were seen in a stream). */
 export const keywordListKey = (keywords: readonly string[]): string => keywords.join("\u0000");
 
-/** Invisible characters that may sit between a keyword's letters (soft hyphen, zero-width, word joiner, BOM). */
-const INVISIBLES = "[\\u00ad\\u200b-\\u200d\\u2060\\ufeff]*";
-/** Letters a keyword's letter also stands for, beyond simple case folding. */
-const ALSO: Readonly<Record<string, readonly string[]>> = {
-  i: ["İ", "ı", "i\u0307"],
-  İ: ["i", "ı"],
-  ı: ["i", "İ"],
-  ß: ["ss", "ẞ"],
-  ẞ: ["ss", "ß"],
-};
-
 /**
- * A keyword as a pattern for the forms a text may write it in without changing what it says: composed
- * or decomposed accents ("café" / "cafe\u0301"), full-width Latin letters and digits ("ｓｅｃｒｅｔ"),
- * invisible characters between its letters ("se\u200bcret"), ß as ss, the dotted and dotless i. A
- * literal match only let any of these through a block keyword. Matched on the text as it is, so the
- * offsets (for redaction) are the text's own.
+ * Keyword lists known to the shared automaton (keyword-automaton.ts), which decides for all of them in
+ * one pass over a text. A policy set's lists are registered together (registerKeywordLists: the automaton
+ * is rebuilt once); a list that comes on its own is left to its regex until the lists waiting are a
+ * quarter of those built, so lists asked for one at a time cost rebuilds in geometric steps, not one
+ * each. Past its bound the registry starts afresh (lists of policies since removed then drop out).
  */
-function keywordSource(word: string): string {
-  const parts: string[] = [];
-  for (const ch of word.normalize("NFC")) {
-    const forms = new Set<string>([ch, ch.normalize("NFD")]);
-    const code = ch.codePointAt(0)!;
-    if (code > 0x20 && code < 0x7f) forms.add(String.fromCodePoint(code + 0xfee0)); // full-width form
-    for (const f of ALSO[ch] ?? ALSO[ch.toLowerCase()] ?? []) forms.add(f);
-    const alts = [...forms].map(escape);
-    parts.push(alts.length === 1 ? alts[0]! : `(?:${alts.join("|")})`);
+const MAX_REGISTERED_LISTS = 2000;
+const registry = { version: 0, lists: [] as (readonly string[])[], automaton: undefined as KeywordAutomaton | undefined };
+interface Registration {
+  version: number;
+  index: number;
+}
+const registrations = new Map<string, Registration>();
+
+function register(key: string, words: readonly string[]): Registration {
+  let r = registrations.get(key);
+  if (r !== undefined && r.version === registry.version) return r;
+  if (registry.lists.length >= MAX_REGISTERED_LISTS) {
+    registry.version++;
+    registry.lists = [];
+    registry.automaton = undefined;
+    registrations.clear();
   }
-  return parts.join(INVISIBLES);
+  r = { version: registry.version, index: registry.lists.length };
+  registry.lists.push(words);
+  registrations.set(key, r);
+  return r;
+}
+
+/** Registers lists that will be asked about together (a policy set), so that the automaton is built once. */
+export function registerKeywordLists(lists: Iterable<readonly string[]>): void {
+  const before = registry.lists.length;
+  const version = registry.version;
+  for (const list of lists) {
+    const words = list.filter((k) => k.length > 0);
+    if (words.length > 0) register(keywordListKey(list), words);
+  }
+  if (registry.lists.length !== before || registry.version !== version) registry.automaton = undefined;
+}
+
+function currentAutomaton(): KeywordAutomaton {
+  let a = registry.automaton;
+  const waiting = a === undefined ? 0 : registry.lists.length - a.covered.length;
+  if (a === undefined || (waiting > 0 && waiting * 4 >= a.covered.length)) a = registry.automaton = new KeywordAutomaton(registry.lists.slice());
+  return a;
+}
+
+/** The last text scanned and its hits (undefined: the automaton cannot decide for it). */
+let scannedText: string | undefined;
+let scannedBy: KeywordAutomaton | undefined;
+let scannedHits: Uint8Array | undefined;
+
+/** Whether the list occurs in `text` by the automaton; undefined when its regex must say. */
+function automatonHit(key: string, words: readonly string[], text: string): boolean | undefined {
+  const r = register(key, words);
+  const automaton = currentAutomaton();
+  if (automaton.covered[r.index] !== 1) return undefined; // not covered, or registered since the build
+  if (scannedBy !== automaton || scannedText !== text) {
+    scannedBy = automaton;
+    scannedText = text;
+    scannedHits = automaton.scan(text);
+  }
+  return scannedHits === undefined ? undefined : scannedHits[r.index] === 1;
 }
 
 /**
- * One case-insensitive alternation of the keywords (keywordSource), longest first so that the longest
- * keyword at a position wins. Matching with a regex rather than `toLowerCase().indexOf` keeps offsets
+ * A keyword list: whether any keyword occurs, and where. The automaton answers whether for most texts
+ * (all lists in one pass); the list's regex, one case-insensitive alternation of the keywords
+ * (keywordSource), longest first so that the longest keyword at a position wins, finds where, and answers
+ * for the texts the automaton leaves to it. A regex rather than `toLowerCase().indexOf` keeps offsets
  * exact for characters whose lower-case form has another length (e.g. "İ").
  */
 export function keywordRegex(keywords: readonly string[]): TextPattern | null {
@@ -167,7 +203,14 @@ export function keywordRegex(keywords: readonly string[]): TextPattern | null {
   let re = keywordLists.get(key);
   if (re === undefined) {
     const words = [...new Set(keywords.filter((k) => k.length > 0))].sort((a, b) => b.length - a.length);
-    re = words.length === 0 ? null : nativePattern(new RegExp(words.map(keywordSource).join("|"), "giu"));
+    if (words.length === 0) re = null;
+    else {
+      const exact = nativePattern(new RegExp(words.map(keywordSource).join("|"), "giu"));
+      re = {
+        test: (text) => automatonHit(key, words, text) ?? exact.test(text),
+        matches: (text) => (automatonHit(key, words, text) === false ? [] : exact.matches(text)),
+      };
+    }
     if (keywordLists.size > MAX_ENTRIES) keywordLists.clear();
     keywordLists.set(key, re);
   }

@@ -23,7 +23,7 @@ import type { WireFormat } from "../../providers/index.js";
 import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../pii/index.js";
 import { conditionsMatch, hasSpanConditions, mergeSpans, type Evidence, type RedactSpan } from "../engine/evaluate.js";
-import { allMatches, compiledRegex, keywordListKey, keywordRegex } from "../engine/regex-cache.js";
+import { allMatches, compiledRegex, keywordListKey, keywordRegex, registerKeywordLists } from "../engine/regex-cache.js";
 import { SseBlockSplitter, newBlock, rebuildBlock, type SseBlock } from "./sse-blocks.js";
 import { moveQuote, placeByText, placeQuote, quoteText, withoutRedactedValues, type PlacedQuote } from "../../providers/quotes.js";
 import { growingTailStart } from "./growing-tail.js";
@@ -319,6 +319,7 @@ class Governor implements StreamGovernor {
       if (c?.regex !== undefined && compiledRegex(c.regex)) this.patterns.add(c.regex);
       if ((c && c.piiTypes.length > 0) || (p.action === "redact" && !hasSpanConditions(p))) needsPii = true;
     }
+    registerKeywordLists(this.keywordLists.values());
     this.needsPii = needsPii && opts.piiDetection;
     const textual = this.needsPii || this.patterns.size > 0 || longestKeyword > 0;
     this.windowChars = textual ? Math.max(this.needsPii || this.patterns.size > 0 ? (opts.windowChars ?? DEFAULT_WINDOW_CHARS) : 0, longestKeyword) : 0;

@@ -1,0 +1,114 @@
+// Keyword lists are decided for all lists in one pass by the automaton, and where that cannot decide by
+// each list's regex: the answers must be the regex's on every text (speed: bench/policy-engine.ts).
+import test from "ava";
+import { createRng } from "../pii/fixtures/prng.js";
+import { KeywordAutomaton } from "./keyword-automaton.js";
+import { asciiSpellings, keywordSource } from "./keyword-forms.js";
+import { allMatches, hasMatch, keywordRegex, registerKeywordLists } from "./regex-cache.js";
+
+/** The list's regex alone, as keywordRegex builds it. */
+function plainRegex(words: readonly string[]): RegExp {
+  const sorted = [...new Set(words.filter((w) => w.length > 0))].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map(keywordSource).join("|"), "giu");
+}
+function plainMatches(re: RegExp, text: string): [number, number][] {
+  const out: [number, number][] = [];
+  for (const m of text.matchAll(re)) if (m[0].length > 0) out.push([m.index, m.index + m[0].length]);
+  return out;
+}
+
+test("ASCII spellings: case folded, ß as ss, K (U+212A) and ſ as k and s; none for a letter only non-ASCII text can hold", (t) => {
+  t.deepEqual(asciiSpellings("Secret", 16), ["secret"]);
+  t.deepEqual(asciiSpellings("straße", 16), ["strasse"]);
+  t.deepEqual(asciiSpellings("\u212aey", 16), ["key"]);
+  t.deepEqual(asciiSpellings("ſalt", 16), ["salt"]);
+  t.deepEqual(asciiSpellings("İzmir", 16), ["izmir"]);
+  t.deepEqual(asciiSpellings("café", 16), []);
+  t.deepEqual(asciiSpellings("σ", 16), []);
+  t.is(asciiSpellings("straße", 0), undefined, "more spellings than the cap: the list is left to its regex");
+});
+
+test("one pass decides twenty lists; curly quotes, emoji and other scripts do not stop it; an invisible character or a full-width letter leaves the text to the regexes", (t) => {
+  const lists = Array.from({ length: 20 }, (_, i) => [`secret${i}`, `project falcon ${i}`, "straße"]);
+  const a = new KeywordAutomaton(lists);
+  t.deepEqual([...a.covered], lists.map(() => 1));
+  const hits = a.scan("It’s about PROJECT FALCON 7 🦅 — Привет, and SECRET13 on Hauptstrasse.")!;
+  t.truthy(hits);
+  t.deepEqual([...hits].flatMap((h, i) => (h ? [i] : [])), [3, 7, 13].concat([0, 1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19]).sort((x, y) => x - y), "straße is in every list");
+  const noStrasse = new KeywordAutomaton(lists.map((l) => l.slice(0, 2)));
+  t.deepEqual([...noStrasse.scan("project falcon 1 and secret19, secret1")!].flatMap((h, i) => (h ? [i] : [])), [1, 19], "secret1 inside secret19 counts for list 1 too");
+  t.is(noStrasse.scan("a se\u200bcret1 here"), undefined);
+  t.is(noStrasse.scan("a ｓecret1 here"), undefined);
+  t.is(noStrasse.scan("a ſ here"), undefined, "ſ folds to s, which a keyword has");
+  t.truthy(noStrasse.scan("a \u212a here"), "K folds to k, which no keyword has");
+  t.truthy(noStrasse.scan("ΣΑΣ 𝒳 ñ"), "characters no keyword can be written with");
+  t.is(new KeywordAutomaton([["ñandú"]]).scan("el ñu"), undefined, "a letter a keyword has");
+});
+
+// Random lists and texts built from the keywords in the forms a text may write them in (cases, ß/ss,
+// dotted and dotless i, K and ſ, full-width, invisible characters, decomposed accents, cut short),
+// among curly quotes, emoji and other scripts: test and matches equal the regex alone.
+test("keyword lists answer as their regexes alone on every text, lists registered together or one by one", (t) => {
+  const rng = createRng(24);
+  const letters = [..."abcdefghijklmnopqrstuvwxyz", "ss", "k", "s", "i", " ", "-", "ß", "İ", "ı", "é", "\u212a", "ſ", "σ", "ñ", "1"];
+  const noise = ["", " ", "x", "’", "🦅", "Привет", "é", "ñ", "İ", "ı", "\u200b", "ｓ", "\u0301", "—", "SS", "ẞ", "K", ".", "\n"];
+  // Half the texts hold only what the automaton decides on: ASCII forms and characters no keyword has.
+  const plainNoise = ["", " ", "x", "’", "🦅", "Привет", "—", "SS", ".", "\n"];
+  const variant = (word: string, clean: boolean): string =>
+    [...word]
+      .map((c) => {
+        const r = rng.next();
+        if (c === "ß" && r < 0.5) return rng.pick(["ss", "SS", "sS"]);
+        if (r < 0.2) return c.toUpperCase();
+        if (clean) return c;
+        if (r < 0.3 && c === "k") return "\u212a";
+        if (r < 0.35 && c === "s") return "ſ";
+        if (r < 0.38 && c >= "a" && c <= "z") return String.fromCodePoint(c.codePointAt(0)! + 0xfee0);
+        if (r < 0.41) return c + "\u200b";
+        if (r < 0.44) return c.normalize("NFD");
+        return c;
+      })
+      .join("");
+  let checked = 0;
+  for (let round = 0; round < 150; round++) {
+    const lists: string[][] = [];
+    const n = rng.int(1, 6);
+    for (let l = 0; l < n; l++) {
+      const words: string[] = [];
+      for (let w = rng.int(1, 4); w > 0; w--) {
+        let word = "";
+        for (let k = rng.int(1, 6); k > 0; k--) word += rng.pick(letters);
+        words.push(word);
+      }
+      lists.push(words.map((w) => `${w}${round}`));
+    }
+    if (rng.chance(0.5)) registerKeywordLists(lists);
+    const patterns = lists.map((l) => keywordRegex(l)!);
+    const plains = lists.map(plainRegex);
+    for (let j = 0; j < 20; j++) {
+      const clean = rng.chance(0.5);
+      const around = clean ? plainNoise : noise;
+      let text = rng.pick(around);
+      for (let k = rng.int(0, 3); k > 0; k--) {
+        const word = variant(`${rng.pick(rng.pick(lists))}`, clean);
+        text += rng.pick(around) + (rng.chance(0.2) ? word.slice(0, rng.int(0, word.length)) : word) + rng.pick(around);
+      }
+      for (let l = 0; l < lists.length; l++) {
+        const expected = plainMatches(plains[l]!, text);
+        if (hasMatch(patterns[l]!, text) !== expected.length > 0) return t.fail(`test ${JSON.stringify(lists[l])} on ${JSON.stringify(text)}`);
+        if (JSON.stringify(allMatches(patterns[l]!, text)) !== JSON.stringify(expected)) return t.fail(`matches ${JSON.stringify(lists[l])} on ${JSON.stringify(text)}`);
+        checked++;
+      }
+    }
+  }
+  t.true(checked > 5000, `${checked} checked`);
+});
+
+test("past its bound the registry starts afresh, and every list still answers", (t) => {
+  const first = keywordRegex(["registry-first"])!;
+  t.true(hasMatch(first, "a REGISTRY-FIRST b"));
+  for (let i = 0; i < 2100; i++) t.is(hasMatch(keywordRegex([`bulk-${i}`])!, `x bulk-${i} y`), true);
+  t.true(hasMatch(first, "a registry-first b"));
+  t.false(hasMatch(first, "a registry first b"));
+  t.deepEqual(allMatches(first, "a Registry-First b"), [[2, 16]]);
+});

@@ -1,0 +1,155 @@
+// Which keyword lists occur in a text, for every list in one pass (Aho–Corasick over the lists' ASCII
+// spellings). Each list's own regex (regex-cache.ts) costs ~15–27 µs per 8 KB, so an organization with
+// twenty keyword policies spent ~0.5 ms a phase; one pass of this automaton costs ~15 µs for one list or
+// twenty. Written by hand: it is the hot path, and it needs what the npm Aho–Corasick packages do not
+// offer together (case folding by a class table, typed-array transitions, characters that end a match
+// without ending the scan, and knowing when a text falls outside what it can decide).
+//
+// What it decides exactly: whether a list's regex would match, for a text whose non-ASCII characters
+// cannot take part in a keyword match (ASCII prose, curly quotes, emoji, other scripts). A match of the
+// regex is then made of ASCII characters only, one ASCII spelling of the keyword (keyword-forms.ts
+// `asciiSpellings`), which is what the automaton finds; a non-ASCII character ends any match in progress.
+// A text with a character that could take part (an invisible character, a full-width letter, K U+212A,
+// an accented letter some keyword has) is left to the regexes: scan answers undefined.
+import { asciiSpellings, formCharacterClass } from "./keyword-forms.js";
+
+/** Spellings per keyword beyond which its list is left to its regex (e.g. a word of many ß and i). */
+const MAX_SPELLINGS = 16;
+/** States (spelling characters) beyond which further lists are left to their regexes: bounds the table. */
+const MAX_STATES = 20_000;
+/** Distinct non-ASCII characters whose relevance is remembered. */
+const MAX_REMEMBERED = 4096;
+
+export class KeywordAutomaton {
+  /** 1 where the list's answer comes from the automaton; 0: ask the list's regex. */
+  readonly covered: Uint8Array;
+  private readonly hits: Uint8Array;
+  /** The text character's class (ASCII, case folded): 0 for characters no spelling has. */
+  private readonly classOf = new Int32Array(0x80);
+  /**
+   * Transitions as a full table, row per state; entries are the next state's row offset, negative when
+   * that state ends a spelling (the root, offset 0, ends none).
+   */
+  private readonly delta: Int32Array;
+  private readonly classes: number;
+  /** The lists each state ends a spelling of, by state number (its own and its suffixes'). */
+  private readonly outputs: number[][];
+  private readonly relevantChar: RegExp;
+  private readonly relevance = new Map<number, boolean>();
+
+  constructor(lists: readonly (readonly string[])[]) {
+    this.covered = new Uint8Array(lists.length);
+    this.hits = new Uint8Array(lists.length);
+    const patterns: { spelling: string; list: number }[] = [];
+    const coveredWords: string[] = [];
+    let states = 1;
+    lists.forEach((words, list) => {
+      const spellings: string[] = [];
+      for (const word of words) {
+        if (word.length === 0) continue;
+        const s = asciiSpellings(word, MAX_SPELLINGS);
+        if (s === undefined) return;
+        spellings.push(...s);
+      }
+      const size = spellings.reduce((n, s) => n + s.length, 0);
+      if (states + size > MAX_STATES) return;
+      states += size;
+      this.covered[list] = 1;
+      coveredWords.push(...words);
+      for (const spelling of spellings) patterns.push({ spelling, list });
+    });
+
+    // Character classes: one per ASCII character some spelling has (spellings are lower case, and the
+    // text's upper-case letters fold onto them).
+    let classes = 1;
+    const classByChar = new Map<string, number>();
+    for (const { spelling } of patterns) for (const ch of spelling) if (!classByChar.has(ch)) classByChar.set(ch, classes++);
+    for (let c = 0; c < 0x80; c++) this.classOf[c] = classByChar.get(String.fromCharCode(c).toLowerCase()) ?? 0;
+    this.classes = classes;
+
+    // The trie, then failure links breadth first, filling every missing transition from the failure state.
+    const trie: Map<number, number>[] = [new Map()];
+    const own: number[][] = [[]];
+    for (const { spelling, list } of patterns) {
+      let s = 0;
+      for (const ch of spelling) {
+        const c = classByChar.get(ch)!;
+        let next = trie[s]!.get(c);
+        if (next === undefined) {
+          next = trie.length;
+          trie.push(new Map());
+          own.push([]);
+          trie[s]!.set(c, next);
+        }
+        s = next;
+      }
+      own[s]!.push(list);
+    }
+    const n = trie.length;
+    const next = new Int32Array(n * classes); // state numbers
+    const fail = new Int32Array(n);
+    this.outputs = own.map(() => []);
+    const queue: number[] = [];
+    for (const [c, t] of trie[0]!) {
+      next[c] = t;
+      queue.push(t);
+    }
+    for (let head = 0; head < queue.length; head++) {
+      const s = queue[head]!;
+      this.outputs[s] = [...new Set([...own[s]!, ...this.outputs[fail[s]!]!])];
+      for (let c = 1; c < classes; c++) {
+        const t = trie[s]!.get(c);
+        if (t === undefined) next[s * classes + c] = next[fail[s]! * classes + c]!;
+        else {
+          fail[t] = next[fail[s]! * classes + c]!;
+          next[s * classes + c] = t;
+          queue.push(t);
+        }
+      }
+    }
+    this.delta = new Int32Array(n * classes);
+    for (let i = 0; i < n * classes; i++) {
+      const t = next[i]!;
+      this.delta[i] = this.outputs[t]!.length > 0 ? -(t * classes) : t * classes;
+    }
+    this.relevantChar = new RegExp(formCharacterClass(coveredWords), "iu");
+  }
+
+  /**
+   * The lists that occur in `text` (1 at their index; read only where `covered`), or undefined when the
+   * text has a character that could take part in a match the automaton does not model. The array is
+   * reused by the next scan.
+   */
+  scan(text: string): Uint8Array | undefined {
+    const { hits, classOf, delta, classes } = this;
+    hits.fill(0);
+    let s = 0;
+    const len = text.length;
+    for (let i = 0; i < len; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x80) {
+        s = delta[s + classOf[c]!]!;
+        if (s < 0) {
+          s = -s;
+          for (const list of this.outputs[s / classes]!) hits[list] = 1;
+        }
+        continue;
+      }
+      const cp = text.codePointAt(i)!;
+      if (this.isRelevant(cp)) return undefined;
+      if (cp > 0xffff) i++;
+      s = 0;
+    }
+    return hits;
+  }
+
+  private isRelevant(cp: number): boolean {
+    let r = this.relevance.get(cp);
+    if (r === undefined) {
+      r = this.relevantChar.test(String.fromCodePoint(cp));
+      if (this.relevance.size >= MAX_REMEMBERED) this.relevance.clear();
+      this.relevance.set(cp, r);
+    }
+    return r;
+  }
+}
