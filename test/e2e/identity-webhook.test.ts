@@ -260,6 +260,22 @@ test.serial("out of order: a user provisioned by a later user.updated still take
   t.like((await usersByIdp(stack, "idp_upd_first"))[0], { status: "deactivated", displayName: "Later name", email: "upd-first@example.com" });
 });
 
+test.serial("an event dated more than 5 minutes ahead is refused and cannot keep a later deactivation from revoking access", async (t) => {
+  const userId = await provisionUser(stack, "idp_future");
+  const api = await keyFor(stack, userId, "api");
+  const asUser = stack.api.withKey(api.key);
+  for (const createdAt of ["2099-01-01T00:00:00Z", new Date(Date.now() + 6 * 60_000).toISOString()]) {
+    const r = await sendEvent(stack, { type: "user.updated", userId: "idp_future", displayName: "From the future", createdAt });
+    t.is(r.status, 400, createdAt);
+    t.regex((r.body as { error: string }).error, /createdAt is more than 300 seconds in the future/);
+  }
+  t.is((await usersByIdp(stack, "idp_future"))[0]?.displayName, "idp_future", "nothing applied");
+  t.deepEqual((await sendEvent(stack, { type: "user.updated", userId: "idp_future", displayName: "Skewed", createdAt: new Date(Date.now() + 4 * 60_000).toISOString() })).body, { received: true }, "4 minutes ahead (clock skew) is taken");
+  t.deepEqual((await sendEvent(stack, { type: "user.deactivated", userId: "idp_future", createdAt: new Date(Date.now() + 5 * 60_000 - 10_000).toISOString() })).body, { received: true });
+  t.is((await asUser.get("/api/keys")).status, 401);
+  t.is((await usersByIdp(stack, "idp_future"))[0]?.status, "deactivated");
+});
+
 test.serial("a timestamp with leading zeros is signed over the header's text as sent", async (t) => {
   const body = eventBody({ type: "user.created", userId: "idp_zero_t", email: "zero@example.com" });
   const ts = nowSec();

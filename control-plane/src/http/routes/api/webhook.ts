@@ -74,6 +74,13 @@ export function registerWebhookRoute(router: Router<AppState>, registry: OpenAPI
     assertStorableText(json, "body");
     const envelope = EventEnvelope.safeParse(json);
     if (!envelope.success) throw badRequest("not an identity event", zodDetails(envelope.error, "body"));
+    // Events are ordered by createdAt (a newer one is never undone by an older one), so an event dated in
+    // the future would make every real event after it "older" until that date: a user.created dated 2099
+    // would keep a later user.deactivated from revoking access. The signature window already bounds the
+    // sender's clock to ±5 minutes of ours; an event dated beyond that is refused and applies nothing.
+    if (Date.parse(envelope.data.createdAt) > Date.now() + SIGNATURE_TOLERANCE_SECONDS * 1000) {
+      throw badRequest(`createdAt is more than ${SIGNATURE_TOLERANCE_SECONDS} seconds in the future`, [{ path: "body.createdAt", message: `more than ${SIGNATURE_TOLERANCE_SECONDS} seconds after the time the event was received` }]);
+    }
     let parsed;
     if (isKnownEventType(envelope.data.type)) {
       const full = IdentityEvent.safeParse(json);
