@@ -193,6 +193,28 @@ test("PATCH /v1/policies/{id}: top-level fields merge, conditions are replaced w
   t.is((await stack.api.call("PATCH", "/v1/policies/pol_01HZZZZZZZZZZZZZZZZZZZZZZZ", { priority: 1 })).status, 404);
 });
 
+test("a PATCH that changes nothing writes nothing: updated_at kept, no audit entry, nothing sent to the sidecars", async (t) => {
+  const a = await agent();
+  const p = await policy({ priority: 5, agents: [a], conditions: { direction: "both", keywords: ["x", "y"], injection_score_gte: 0.7 } });
+  // Other tests run beside this one: count only this policy's and its agent's changes.
+  const version = async () => (await stack.cp.db.query<{ v: number }>("SELECT coalesce(max(version), 0)::int AS v FROM sync_changes WHERE entity_id = ANY($1)", [[p.id, a]])).rows[0]!.v;
+  const audits = async () => (await stack.cp.db.query("SELECT 1 FROM audit_log WHERE target_id = $1", [p.id])).rows.length;
+  const [v0, n0] = [await version(), await audits()];
+  for (const body of [{ priority: 5 }, { description: null }, { name: p.name, action: "block", status: "active" }, { agents: [a, a] }, { conditions: { injection_score_gte: 0.7, keywords: ["x", "y"], direction: "both" } }]) {
+    const r = await stack.api.call<Policy>("PATCH", `/v1/policies/${p.id}`, body);
+    t.is(r.status, 200);
+    t.deepEqual(r.body, p, JSON.stringify(body));
+  }
+  t.is(await version(), v0);
+  t.is(await audits(), n0);
+  const changed = await stack.api.call<Policy>("PATCH", `/v1/policies/${p.id}`, { priority: 5, conditions: { direction: "both", keywords: ["x"] } });
+  t.deepEqual(changed.body.conditions, { direction: "both", keywords: ["x"] });
+  t.is(changed.body.priority, 5);
+  const audit = await stack.cp.db.query<{ details: { changed: string[] } }>("SELECT details FROM audit_log WHERE target_id = $1 AND action = 'policy.update'", [p.id]);
+  t.deepEqual(audit.rows.map((r) => r.details.changed), [["conditions"]], "the audit names what changed");
+  t.true((await version()) > v0);
+});
+
 test("DELETE /v1/policies/{id}: 204 without a body, then 404", async (t) => {
   const p = await policy();
   const r = await stack.api.call<unknown>("DELETE", `/v1/policies/${p.id}`);

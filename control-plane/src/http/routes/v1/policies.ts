@@ -1,6 +1,7 @@
 // Group A policies (DESIGN.md §6): list (status, agent_id filters), create, read, update (top-level merge,
 // conditions replaced whole), delete. Every write keeps policy.agents and the agents' configYaml `policies`
 // key in agreement, is audited, and is pushed to the sidecars through Sync.
+import { isDeepStrictEqual } from "node:util";
 import type Router from "@koa/router";
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import type { Queryable } from "../../../stores/postgres/db.js";
@@ -110,20 +111,23 @@ export function registerPolicyRoutesA(router: Router<AppState>, registry: OpenAP
         await lockTenantGovernance(c, tenantId);
         const before = await getPolicy(c, tenantId, id);
         if (!before) throw notFound(`policy ${id}`);
-        const changed = Object.keys(body).filter((k) => body[k as keyof typeof body] !== undefined);
-        if (changed.length === 0) return;
+        // Only what differs from the stored policy is written (as for agents): a PATCH that changes
+        // nothing keeps updated_at, appends no audit entry and sends the sidecars nothing.
+        let linksChanged: string[] = [];
         if (body.agents !== undefined) {
           const agents = [...new Set(body.agents)];
           await checkAgents(c, tenantId, agents);
-          await setPolicyAgents(c, tenantId, id, before.agents, agents, principal.userId);
+          linksChanged = await setPolicyAgents(c, tenantId, id, before.agents, agents, principal.userId);
         }
         const patch: PolicyRowPatch = {};
-        if (body.name !== undefined) patch.name = body.name;
-        if (body.description !== undefined) patch.description = body.description;
-        if (body.status !== undefined) patch.status = body.status;
-        if (body.action !== undefined) patch.action = body.action;
-        if (body.priority !== undefined) patch.priority = body.priority;
-        if (body.conditions !== undefined) patch.conditions = body.conditions;
+        if (body.name !== undefined && body.name !== before.name) patch.name = body.name;
+        if (body.description !== undefined && body.description !== before.description) patch.description = body.description;
+        if (body.status !== undefined && body.status !== before.status) patch.status = body.status;
+        if (body.action !== undefined && body.action !== before.action) patch.action = body.action;
+        if (body.priority !== undefined && body.priority !== before.priority) patch.priority = body.priority;
+        if (body.conditions !== undefined && !isDeepStrictEqual(JSON.parse(JSON.stringify(body.conditions)), before.conditions)) patch.conditions = body.conditions;
+        const changed = [...Object.keys(patch), ...(linksChanged.length > 0 ? ["agents"] : [])];
+        if (changed.length === 0) return;
         await updatePolicy(c, tenantId, id, patch);
         await appendAudit(c, { ...actorOf(ctx, principal), action: "policy.update", targetType: "policy", targetId: id, details: { changed } });
         await recordChange(c, tenantId, "policy", id);
