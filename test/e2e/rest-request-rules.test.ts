@@ -74,6 +74,46 @@ test("a body without Content-Type is 400 bad_request like a wrong type, in both 
   t.is((await send("PATCH", `/v1/agents/${agentId}`, { body: JSON.stringify({ status: "active" }), type: "application/merge-patch+json" })).status, 200);
 });
 
+test("a body in a content coding is 400 in both groups and writes nothing; identity is plain", async (t) => {
+  const { gzipSync } = await import("node:zlib");
+  const body = JSON.stringify({ name: "encoded", action: "log" });
+  for (const [encoding, bytes] of [["gzip", gzipSync(body)], ["br", Buffer.from(body)], ["GZIP, identity", gzipSync(body)]] as const) {
+    for (const path of ["/v1/policies", "/api/agents"]) {
+      const res = await fetch(`${stack.cp.restUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${stack.adminKey}`, "content-type": "application/json", "content-encoding": encoding }, body: bytes });
+      const answer = (await res.json()) as { error: string | { code: string; message: string } };
+      t.is(res.status, 400, `${path} ${encoding}`);
+      t.regex(typeof answer.error === "string" ? answer.error : answer.error.message, /Content-Encoding .* is not supported/);
+    }
+  }
+  t.false((await stack.api.get<{ data: { name: string }[] }>("/v1/policies")).body.data.some((p) => p.name === "encoded"));
+  t.false((await stack.api.get<{ data: { name: string }[] }>("/api/agents?limit=500")).body.data.some((a) => a.name === "encoded"));
+  const plain = await send("POST", "/v1/policies", { body, type: "application/json", headers: { "content-encoding": "identity" } });
+  t.is(plain.status, 201);
+  await stack.api.call("DELETE", `/v1/policies/${(plain.body as { id: string }).id}`);
+});
+
+test("a 401 names the Bearer scheme; a key sent and refused is an invalid token", async (t) => {
+  for (const path of ["/v1/agents", "/api/agents"]) {
+    t.is((await send("GET", path, { key: null })).headers.get("www-authenticate"), 'Bearer realm="agentgov"', path);
+    const refused = await send("GET", path, { key: "svc_api_not_a_key" });
+    t.is(refused.status, 401);
+    t.is(refused.headers.get("www-authenticate"), 'Bearer realm="agentgov", error="invalid_token"', path);
+  }
+  t.is((await send("GET", "/api/agents")).headers.get("www-authenticate"), null, "not on other answers");
+});
+
+test("an error names at most a bounded part of what was wrong: 50,000 unknown keys are not echoed back", async (t) => {
+  const body: Record<string, unknown> = { name: "many-keys", action: "log" };
+  for (let i = 0; i < 50_000; i++) body[`k${i}`] = 1; // ~540 KB, under the 1 MiB limit
+  const r = await send("POST", "/v1/policies", { body: JSON.stringify(body), type: "application/json" });
+  t.is(r.status, 400);
+  t.true(JSON.stringify(r.body).length < 4096, `${JSON.stringify(r.body).length} bytes`);
+  t.regex(errorCodeA(r).message, /"k0"/);
+  const many = await send("POST", "/api/agents", { body: JSON.stringify({ name: 1, description: 2, modelProvider: 3, modelName: 4, environment: 5, configYaml: 6, status: 7 }), type: "application/json" });
+  t.is(many.status, 400);
+  t.true((errorB(many).details ?? []).length >= 2, "each problem is still named in details");
+});
+
 function signedHeader(body: string): string {
   const ts = nowSec();
   return `t=${ts},v1=${sign(WEBHOOK_SECRET, ts, body)}`;

@@ -31,11 +31,26 @@ export interface RouteDef<P extends ZodType, Q extends ZodType, B extends ZodTyp
   handler: (ctx: Ctx, input: { params: z.infer<P>; query: z.infer<Q>; body: z.infer<B>; principal: Principal }) => Promise<{ status: number; body?: unknown }>;
 }
 
+/**
+ * Bounds on what an error says about the input: a body of 50,000 unknown keys would otherwise be
+ * answered with a megabyte naming each of them.
+ */
+const MAX_DETAILS = 50;
+const MAX_DETAIL_CHARS = 300;
+const MAX_SUMMARIZED = 10;
+const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n)}… (${s.length - n} more characters)` : s);
+
 export function zodDetails(err: z.ZodError, root: string): ErrorDetail[] {
-  return err.issues.map((i) => ({
-    path: [root, ...i.path.map(String)].filter(Boolean).join("."),
-    message: i.message,
+  return err.issues.slice(0, MAX_DETAILS).map((i) => ({
+    path: clip([root, ...i.path.map(String)].filter(Boolean).join("."), MAX_DETAIL_CHARS),
+    message: clip(i.message, MAX_DETAIL_CHARS),
   }));
+}
+
+/** The details in one line for an error's message: the first few, and how many more there are. */
+function summarize(details: readonly ErrorDetail[], total: number): string {
+  const shown = details.slice(0, MAX_SUMMARIZED).map((d) => `${d.path}: ${d.message}`).join("; ");
+  return total > MAX_SUMMARIZED ? `${shown}; and ${total - MAX_SUMMARIZED} more` : shown;
 }
 
 /**
@@ -54,7 +69,7 @@ function parseOrThrow<T extends ZodType>(schema: T, value: unknown, root: string
   const r = schema.safeParse(value);
   if (!r.success) {
     const details = zodDetails(r.error, root);
-    throw badRequest(`invalid ${root}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details);
+    throw badRequest(`invalid ${root}: ${summarize(details, r.error.issues.length)}`, details);
   }
   assertStorableText(r.data, root);
   return r.data;

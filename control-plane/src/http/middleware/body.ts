@@ -29,9 +29,16 @@ const JSON_TYPE = /^application\/([a-z.+-]*\+)?json\b/i;
 
 /**
  * A body must say it is JSON (spec: Content-Type is required for POST and PUT, application/json); a
- * missing type is refused like a wrong one rather than guessed.
+ * missing type is refused like a wrong one rather than guessed. The body is read as sent: one in a
+ * content coding (gzip, br, …) is refused too, rather than parsed as if it were plain (a gzip body would
+ * fail as "not valid JSON", a plain body labelled br would be taken).
  */
 export function assertJsonContentType(ctx: ParameterizedContext): void {
+  const encoding = ctx.get("content-encoding").trim();
+  if (encoding !== "" && encoding.toLowerCase() !== "identity") {
+    const message = `Content-Encoding ${encoding} is not supported; send the body uncompressed`;
+    throw badRequest(message, [{ path: "body", message }]);
+  }
   const type = ctx.get("content-type");
   if (JSON_TYPE.test(type)) return;
   const message = type ? "Content-Type must be application/json" : "Content-Type is missing; it must be application/json";

@@ -33,6 +33,9 @@ export function errorHandler(log: ErrorLogger): Middleware<AppState> {
       }
       ctx.status = e.status;
       if (e.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(e.retryAfterSeconds));
+      // A 401 names the scheme the key goes in (RFC 9110 §11.6.1, RFC 6750 §3): a key that was sent and
+      // refused is an invalid token.
+      if (e.status === 401) ctx.set("WWW-Authenticate", ctx.get("authorization") ? 'Bearer realm="agentgov", error="invalid_token"' : 'Bearer realm="agentgov"');
       ctx.body = ctx.path.startsWith("/v1/") || ctx.path === "/v1" ? toGroupABody(e, ctx.state.requestId) : toGroupBBody(e);
     }
   };
