@@ -64,7 +64,7 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
     if (e instanceof ProviderRequestError) throw new ProxyRefusal(400, "bad_request", e.message);
     throw e;
   }
-  if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not an endpoint this proxy governs (chat, the Responses API, embeddings; see README: proxy paths)`);
+  if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not an endpoint this proxy governs (chat, the Responses API, embeddings; see the README, "Pointing an agent's SDK at the sidecar (proxy paths)")`);
   // An endpoint with a wire format of its own (OpenAI's Responses API) is read through its adapter.
   return { state, agent, keyId: keyRow.id, adapter: target.adapter ?? adapter, target, bodyBytes, body };
 }
