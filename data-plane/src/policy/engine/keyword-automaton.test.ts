@@ -28,21 +28,39 @@ test("ASCII spellings: case folded, ß as ss, K (U+212A) and ſ as k and s; none
   t.is(asciiSpellings("straße", 0), undefined, "more spellings than the cap: the list is left to its regex");
 });
 
-test("one pass decides twenty lists; curly quotes, emoji and other scripts do not stop it; an invisible character or a full-width letter leaves the text to the regexes", (t) => {
+const found = (scan: { hits: Uint8Array } | undefined): number[] => [...scan!.hits].flatMap((h, i) => (h ? [i] : []));
+const prose = (chars: number): string => "the quarterly report shows steady growth in every region. ".repeat(Math.ceil(chars / 58)).slice(0, chars);
+
+test("one pass decides twenty lists; curly quotes, emoji and other scripts do not stop it", (t) => {
   const lists = Array.from({ length: 20 }, (_, i) => [`secret${i}`, `project falcon ${i}`, "straße"]);
   const a = new KeywordAutomaton(lists);
   t.deepEqual([...a.covered], lists.map(() => 1));
-  const hits = a.scan("It’s about PROJECT FALCON 7 🦅 — Привет, and SECRET13 on Hauptstrasse.")!;
-  t.truthy(hits);
-  t.deepEqual([...hits].flatMap((h, i) => (h ? [i] : [])), [3, 7, 13].concat([0, 1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19]).sort((x, y) => x - y), "straße is in every list");
+  const scan = a.scan("It’s about PROJECT FALCON 7 🦅 — Привет, and SECRET13 on Hauptstrasse.");
+  t.deepEqual(found(scan), lists.map((_, i) => i), "straße (as strasse) is in every list");
+  t.deepEqual(scan!.windows, []);
   const noStrasse = new KeywordAutomaton(lists.map((l) => l.slice(0, 2)));
-  t.deepEqual([...noStrasse.scan("project falcon 1 and secret19, secret1")!].flatMap((h, i) => (h ? [i] : [])), [1, 19], "secret1 inside secret19 counts for list 1 too");
-  t.is(noStrasse.scan("a se\u200bcret1 here"), undefined);
-  t.is(noStrasse.scan("a ｓecret1 here"), undefined);
-  t.is(noStrasse.scan("a ſ here"), undefined, "ſ folds to s, which a keyword has");
-  t.truthy(noStrasse.scan("a \u212a here"), "K folds to k, which no keyword has");
-  t.truthy(noStrasse.scan("ΣΑΣ 𝒳 ñ"), "characters no keyword can be written with");
-  t.is(new KeywordAutomaton([["ñandú"]]).scan("el ñu"), undefined, "a letter a keyword has");
+  t.deepEqual(found(noStrasse.scan("project falcon 1 and secret19, secret1")), [1, 19], "secret1 inside secret19 counts for list 1 too");
+  t.deepEqual(noStrasse.scan("a \u212a here, ΣΑΣ 𝒳 ñ")!.windows, [], "K folds to k, which no keyword has; no keyword can be written with the others");
+});
+
+test("a character a keyword may be written with opens a window for the regexes; a text mostly windows is left to them whole", (t) => {
+  const a = new KeywordAutomaton([["secret1", "project falcon"], ["ñandú"]]);
+  const long = `${prose(4000)} se\u200bcret1 ${prose(4000)}`;
+  const scan = a.scan(long)!;
+  t.deepEqual(found(scan), []);
+  t.is(scan.windows.length, 2);
+  t.true(scan.windows[0]! <= 4001 && scan.windows[1]! >= 4009, "the window holds the whole match");
+  t.true(scan.windows[1]! - scan.windows[0]! < 100);
+  t.deepEqual(a.scan(`${prose(4000)} ｓecret1 and se\u200bcret1 ${prose(4000)}`)!.windows.length, 2, "two relevant characters close together: one window");
+  t.deepEqual(a.scan(`${prose(4000)} ｓ ${prose(1000)} ſ ${prose(3000)}`)!.windows.length, 4);
+  t.is(a.scan("a se\u200bcret1 here"), undefined, "a short text is mostly window");
+  t.is(a.scan(`el ñu ${prose(30)}`), undefined, "ñ is a letter a keyword has");
+  // Through the keyword lists: found in the window, and not when the window holds no match.
+  const re = keywordRegex(["secret1", "project falcon"])!;
+  t.true(hasMatch(re, long));
+  t.deepEqual(allMatches(re, long), [[4001, 4009]]);
+  t.false(hasMatch(re, `${prose(4000)} se\u200bcre ${prose(4000)}`));
+  t.true(hasMatch(re, `${prose(4000)} ｓ ${prose(2000)} project falcon ${prose(2000)}`), "an ASCII match far from the window: the automaton's");
 });
 
 // Random lists and texts built from the keywords in the forms a text may write them in (cases, ß/ss,
@@ -88,10 +106,13 @@ test("keyword lists answer as their regexes alone on every text, lists registere
     for (let j = 0; j < 20; j++) {
       const clean = rng.chance(0.5);
       const around = clean ? plainNoise : noise;
+      // Prose between the parts, so that windows around the characters the automaton does not model
+      // are a small part of the text (decided by the regexes on the windows) or not (on the whole text).
+      const filler = () => (rng.chance(0.5) ? prose(rng.int(0, 120)) : "");
       let text = rng.pick(around);
-      for (let k = rng.int(0, 3); k > 0; k--) {
+      for (let k = rng.int(0, 4); k > 0; k--) {
         const word = variant(`${rng.pick(rng.pick(lists))}`, clean);
-        text += rng.pick(around) + (rng.chance(0.2) ? word.slice(0, rng.int(0, word.length)) : word) + rng.pick(around);
+        text += filler() + rng.pick(around) + (rng.chance(0.2) ? word.slice(0, rng.int(0, word.length)) : word) + rng.pick(around) + filler();
       }
       for (let l = 0; l < lists.length; l++) {
         const expected = plainMatches(plains[l]!, text);

@@ -5,13 +5,17 @@
 // offer together (case folding by a class table, typed-array transitions, characters that end a match
 // without ending the scan, and knowing when a text falls outside what it can decide).
 //
-// What it decides exactly: whether a list's regex would match, for a text whose non-ASCII characters
-// cannot take part in a keyword match (ASCII prose, curly quotes, emoji, other scripts). A match of the
-// regex is then made of ASCII characters only, one ASCII spelling of the keyword (keyword-forms.ts
-// `asciiSpellings`), which is what the automaton finds; a non-ASCII character ends any match in progress.
-// A text with a character that could take part (an invisible character, a full-width letter, K U+212A,
-// an accented letter some keyword has) is left to the regexes: scan answers undefined.
-import { asciiSpellings, formCharacterClass } from "./keyword-forms.js";
+// What it decides exactly: whether a list's regex would match. A match of the regex made of ASCII
+// characters only is one ASCII spelling of a keyword (keyword-forms.ts `asciiSpellings`), which is what
+// the automaton finds; a non-ASCII character ends any match in progress. Most non-ASCII characters
+// cannot take part in a keyword match at all (curly quotes, emoji, other scripts). One that can (an
+// invisible character, a full-width letter, K U+212A, an accented letter some keyword has: "relevant")
+// is part of every match it is in, and such a match lies within `reach` characters of it, or of the next
+// relevant character of the same match: the scan returns those windows, merged, and a list the automaton
+// did not find is decided by its regex on the windows alone (a zero-width space in an 8 KB prompt: one
+// window of a few dozen characters, not the whole text). A text mostly covered by windows is left to
+// the regexes whole: scan answers undefined.
+import { asciiSpellings, formCharacterClass, keywordCharForms } from "./keyword-forms.js";
 
 /** Spellings per keyword beyond which its list is left to its regex (e.g. a word of many ß and i). */
 const MAX_SPELLINGS = 16;
@@ -19,6 +23,14 @@ const MAX_SPELLINGS = 16;
 const MAX_STATES = 20_000;
 /** Distinct non-ASCII characters whose relevance is remembered. */
 const MAX_REMEMBERED = 4096;
+
+/** What one pass found. */
+export interface KeywordScan {
+  /** 1 at the index of each list the automaton found (read only where `covered`). */
+  readonly hits: Uint8Array;
+  /** [start, end) pairs, flat and in order: where a list not found may still match (by its regex). */
+  readonly windows: readonly number[];
+}
 
 export class KeywordAutomaton {
   /** 1 where the list's answer comes from the automaton; 0: ask the list's regex. */
@@ -36,6 +48,13 @@ export class KeywordAutomaton {
   private readonly outputs: number[][];
   private readonly relevantChar: RegExp;
   private readonly relevance = new Map<number, boolean>();
+  /**
+   * At most how many UTF-16 units of a match are not invisible characters: per keyword character its
+   * longest form, doubled (a form character's case variant might be a surrogate pair).
+   */
+  private readonly reach: number;
+  private readonly windows: number[] = [];
+  private readonly result: KeywordScan;
 
   constructor(lists: readonly (readonly string[])[]) {
     this.covered = new Uint8Array(lists.length);
@@ -43,6 +62,7 @@ export class KeywordAutomaton {
     const patterns: { spelling: string; list: number }[] = [];
     const coveredWords: string[] = [];
     let states = 1;
+    let reach = 0;
     lists.forEach((words, list) => {
       const spellings: string[] = [];
       for (const word of words) {
@@ -56,6 +76,7 @@ export class KeywordAutomaton {
       states += size;
       this.covered[list] = 1;
       coveredWords.push(...words);
+      for (const word of words) reach = Math.max(reach, 2 * keywordCharForms(word).reduce((n, forms) => n + Math.max(...forms.map((f) => f.length)), 0));
       for (const spelling of spellings) patterns.push({ spelling, list });
     });
 
@@ -113,16 +134,19 @@ export class KeywordAutomaton {
       this.delta[i] = this.outputs[t]!.length > 0 ? -(t * classes) : t * classes;
     }
     this.relevantChar = new RegExp(formCharacterClass(coveredWords), "iu");
+    this.reach = reach;
+    this.result = { hits: this.hits, windows: this.windows };
   }
 
   /**
-   * The lists that occur in `text` (1 at their index; read only where `covered`), or undefined when the
-   * text has a character that could take part in a match the automaton does not model. The array is
-   * reused by the next scan.
+   * The lists found in `text` and the windows where others may still match, or undefined when the
+   * windows would cover most of the text. The result is reused by the next scan.
    */
-  scan(text: string): Uint8Array | undefined {
-    const { hits, classOf, delta, classes } = this;
+  scan(text: string): KeywordScan | undefined {
+    const { hits, classOf, delta, classes, windows, reach } = this;
     hits.fill(0);
+    windows.length = 0;
+    let covered = 0;
     let s = 0;
     const len = text.length;
     for (let i = 0; i < len; i++) {
@@ -135,12 +159,25 @@ export class KeywordAutomaton {
         }
         continue;
       }
-      const cp = text.codePointAt(i)!;
-      if (this.isRelevant(cp)) return undefined;
-      if (cp > 0xffff) i++;
       s = 0;
+      const cp = text.codePointAt(i)!;
+      const units = cp > 0xffff ? 2 : 1;
+      if (this.isRelevant(cp)) {
+        const start = Math.max(0, i - reach);
+        const end = Math.min(len, i + units + reach);
+        const last = windows.length - 1;
+        if (last > 0 && start <= windows[last]!) {
+          covered += end - windows[last]!;
+          windows[last] = end;
+        } else {
+          covered += end - start;
+          windows.push(start, end);
+        }
+        if (covered * 2 > len) return undefined;
+      }
+      i += units - 1;
     }
-    return hits;
+    return this.result;
   }
 
   private isRelevant(cp: number): boolean {

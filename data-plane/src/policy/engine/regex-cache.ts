@@ -3,7 +3,7 @@
 // backtracking engine is quadratic or worse on failed searches even for "safe" patterns, and prompts
 // may be megabytes long. Keyword lists are literal alternations, which V8 matches in linear time.
 import { RE2JS } from "re2js";
-import { KeywordAutomaton } from "./keyword-automaton.js";
+import { KeywordAutomaton, type KeywordScan } from "./keyword-automaton.js";
 import { keywordSource } from "./keyword-forms.js";
 
 /** A compiled pattern: whether it occurs, and every non-empty match as [start, end) UTF-16 offsets. */
@@ -173,22 +173,27 @@ function currentAutomaton(): KeywordAutomaton {
   return a;
 }
 
-/** The last text scanned and its hits (undefined: the automaton cannot decide for it). */
+/** The last text scanned and what the scan found (undefined: the regexes decide for the whole text). */
 let scannedText: string | undefined;
 let scannedBy: KeywordAutomaton | undefined;
-let scannedHits: Uint8Array | undefined;
+let scannedResult: KeywordScan | undefined;
 
-/** Whether the list occurs in `text` by the automaton; undefined when its regex must say. */
-function automatonHit(key: string, words: readonly string[], text: string): boolean | undefined {
+/** Whether the list occurs in `text`, by the automaton and `exact` on its windows; undefined when `exact` must say for the whole text. */
+function automatonHit(key: string, words: readonly string[], exact: TextPattern, text: string): boolean | undefined {
   const r = register(key, words);
   const automaton = currentAutomaton();
   if (automaton.covered[r.index] !== 1) return undefined; // not covered, or registered since the build
   if (scannedBy !== automaton || scannedText !== text) {
     scannedBy = automaton;
     scannedText = text;
-    scannedHits = automaton.scan(text);
+    scannedResult = automaton.scan(text);
   }
-  return scannedHits === undefined ? undefined : scannedHits[r.index] === 1;
+  const scan = scannedResult;
+  if (scan === undefined) return undefined;
+  if (scan.hits[r.index] === 1) return true;
+  const w = scan.windows;
+  for (let i = 0; i < w.length; i += 2) if (exact.test(text.slice(w[i], w[i + 1]))) return true;
+  return false;
 }
 
 /**
@@ -207,8 +212,8 @@ export function keywordRegex(keywords: readonly string[]): TextPattern | null {
     else {
       const exact = nativePattern(new RegExp(words.map(keywordSource).join("|"), "giu"));
       re = {
-        test: (text) => automatonHit(key, words, text) ?? exact.test(text),
-        matches: (text) => (automatonHit(key, words, text) === false ? [] : exact.matches(text)),
+        test: (text) => automatonHit(key, words, exact, text) ?? exact.test(text),
+        matches: (text) => (automatonHit(key, words, exact, text) === false ? [] : exact.matches(text)),
       };
     }
     if (keywordLists.size > MAX_ENTRIES) keywordLists.clear();
