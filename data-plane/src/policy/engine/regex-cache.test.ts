@@ -54,6 +54,14 @@ test("requiredPrefix: the literal run every match starts with, without a quantif
   t.is(requiredPrefix("café-\\d"), "caf", "non-ASCII ends the run");
 });
 
+test("the prefix check's premise: under RE2's case folding only K (U+212A) and ſ (U+017F) match a printable ASCII character besides its own cases", (t) => {
+  const re = RE2JS.compile("[\\x20-\\x7e]", RE2JS.CASE_INSENSITIVE);
+  const others: string[] = [];
+  for (let cp = 0x80; cp <= 0x10ffff; cp++) if ((cp < 0xd800 || cp > 0xdfff) && re.test(String.fromCodePoint(cp))) others.push(`U+${cp.toString(16).toUpperCase()}`);
+  t.deepEqual(others, ["U+17F", "U+212A"]);
+  t.is("\u212a".toLowerCase(), "k", "lower-casing makes K a k; ſ is replaced by s");
+});
+
 // The prefix only rules out texts; it must never rule out one that matches. Random patterns with literal
 // prefixes against random texts that hold the prefix in other cases, partly, or with the characters
 // case folding maps ASCII letters to (K U+212A for k, ſ U+017F for s): the same answers as re2js alone.

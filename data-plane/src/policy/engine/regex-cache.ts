@@ -21,15 +21,13 @@ const MAX_ENTRIES = 10_000;
 // grows with the states alive at once (`[^\n]{1000}%` on 100 KB of base64: 1.9 s by Matcher, 5 ms by
 // `test`). So `matches` only runs the Matcher when there is a match to locate.
 function re2Pattern(re: RE2JS, prefix: string | undefined): TextPattern {
-  // A text that cannot hold the pattern's literal prefix cannot match: an ASCII text is ruled out by one
-  // indexOf on its lower-case form (~1 ns a character against re2js's ~5: an 8 KB prompt 43 → ~5 µs).
-  // re2js drops its own prefix search for case-insensitive patterns. Only ASCII texts: case folding
-  // maps some ASCII letters to others outside ASCII (k ~ U+212A KELVIN SIGN, s ~ U+017F LONG S), which
-  // ASCII lower-casing does not know; in an ASCII text none of those can occur.
-  const cannotMatch = prefix === undefined ? () => false : (text: string) => {
-    const lower = asciiLowerCase(text);
-    return lower !== undefined && !lower.includes(prefix);
-  };
+  // A text that cannot hold the pattern's literal prefix cannot match: ruled out by one indexOf on its
+  // lower-case form (~1 ns a character against re2js's ~5: an 8 KB prompt 43 → ~5 µs). re2js drops its
+  // own prefix search for case-insensitive patterns. Under RE2's case folding the only characters
+  // besides an ASCII character's own two cases that match it are K (U+212A, as k) and ſ (U+017F, as s),
+  // checked over every code point (decisions.md); lower-casing makes K a k, and ſ is replaced by s. Other
+  // changes lower-casing makes (İ → i + U+0307) can only add a false "may match", which re2js then decides.
+  const cannotMatch = prefix === undefined ? () => false : (text: string) => !foldedLowerCase(text).includes(prefix);
   return {
     test: (text) => !cannotMatch(text) && re.test(text),
     matches(text) {
@@ -93,17 +91,16 @@ export function requiredPrefix(pattern: string): string | undefined {
 }
 
 /**
- * The last text lower-cased, or undefined when it is not all ASCII (a policy phase asks for the same text
- * once per pattern, and a stream governor for the same region). Holds the last text and its copy until
- * the next one comes.
+ * The last text lower-cased, ſ as s (a policy phase asks for the same text once per pattern, and a stream
+ * governor for the same region). Holds the last text and its copy until the next one comes.
  */
 let lastText = "";
-let lastLower: string | undefined = "";
-const NON_ASCII = /[^\x00-\x7f]/;
-function asciiLowerCase(text: string): string | undefined {
+let lastLower = "";
+function foldedLowerCase(text: string): string {
   if (text !== lastText) {
     lastText = text;
-    lastLower = NON_ASCII.test(text) ? undefined : text.toLowerCase();
+    const lower = text.toLowerCase();
+    lastLower = lower.includes("ſ") ? lower.replaceAll("ſ", "s") : lower;
   }
   return lastLower;
 }
