@@ -3,7 +3,7 @@
 import createClient, { type Client } from "openapi-fetch";
 import { AgentGovError } from "./errors.js";
 import { DEFAULT_RETRY, retryingFetch, type FetchLike, type RetryOptions } from "./transport.js";
-import { cursorPages, offsetPages, type Page } from "./pagination.js";
+import { cursorPages, offsetPages, traceKeysetPages, type Page } from "./pagination.js";
 import type { CallInit, CallResult, CursorPaths, InitArg, ItemOf, Method, OffsetPaths, PagedPaths, PathsWith, paths } from "./types.js";
 
 export interface AgentGovOptions {
@@ -61,6 +61,10 @@ export class AgentGov {
     }
     const { data, error, response } = answer;
     if (!response.ok) throw AgentGovError.fromResponse(response, error);
+    // openapi-fetch gives no data for any empty body; only a 204 is meant to have none (DELETE).
+    if (data === undefined && response.status !== 204) {
+      throw new AgentGovError({ status: 0, code: "invalid_response", message: `the answer to ${method.toUpperCase()} ${path} (${response.status}) had no body (is baseUrl the control plane's REST address?)` });
+    }
     return data as CallResult<P, M, I>;
   }
 
@@ -97,12 +101,11 @@ export class AgentGov {
       const call = this.get as unknown as (p: string, i: unknown) => Promise<unknown>;
       return call.call(this, path, { ...base, params: { ...base.params, query: { ...base.params?.query, ...query } } });
     };
-    // Offset pages of /api/traces shift as traces arrive unless the walk's end is fixed: pinned to now
-    // on the first page when the caller gave none (newer traces then cannot move items between pages).
-    const query = path === "/api/traces" && base.params?.query?.endDate === undefined ? { ...base.params?.query, endDate: new Date().toISOString() } : base.params?.query;
-    return path.startsWith("/v1/")
-      ? (cursorPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>)
-      : (offsetPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>);
+    const query = base.params?.query;
+    if (path.startsWith("/v1/")) return cursorPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>;
+    // Traces land after their time (uploaded in batches): offsets would shift under the walk.
+    if (path === "/api/traces") return traceKeysetPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>;
+    return offsetPages(fetchPage, query) as AsyncGenerator<Page<ItemOf<P>>, void, undefined>;
   }
 }
 

@@ -1,5 +1,6 @@
-// Page walkers: cursor pagination (group A: cursor → next_cursor while has_more) and offset
-// pagination (group B: offset += items until total). Each yields pages; AgentGov.paginate flattens them.
+// Page walkers: cursor pagination (group A: cursor → next_cursor while has_more), offset pagination
+// (group B: offset += items until total) and the keyset walk of /api/traces. Each yields pages;
+// AgentGov.paginate flattens them.
 
 export interface Page<T> {
   items: T[];
@@ -42,5 +43,40 @@ export async function* offsetPages<T>(fetchPage: FetchPage, query: Record<string
     offset += body.data.length;
     // An empty page ends the walk even if total says otherwise (rows deleted meanwhile).
     if (body.data.length === 0 || offset >= body.total) return;
+  }
+}
+
+interface TraceItem {
+  id: string;
+  createdAt: string;
+}
+
+/**
+ * /api/traces, newest first (createdAt, then id, descending), walked by keyset: each page asks for
+ * `endDate` = the last item's createdAt (inclusive), skipping the items at that time already yielded.
+ * Traces reach the store some time after their createdAt (the sidecar uploads in batches), so an offset
+ * walk saw older traces land among the pages already read and shift the rest (items twice, others
+ * never). Here a trace that lands older than the walk's position is still ahead of it and is yielded; one
+ * newer than the position is behind it (as in a cursor walk). The first page has no end unless the
+ * caller set one, so the walk starts at the server's newest trace, whatever the client's clock.
+ */
+export async function* traceKeysetPages<T>(fetchPage: FetchPage, query: Record<string, unknown> = {}): AsyncGenerator<Page<T>, void, undefined> {
+  let end = typeof query.endDate === "string" ? query.endDate : undefined;
+  let offset = typeof query.offset === "number" ? query.offset : Number(query.offset ?? 0) || 0;
+  /** Ids yielded at exactly `end`: a trace landing at that millisecond can shift them by one. */
+  let atEnd = new Set<string>();
+  for (;;) {
+    const body = (await fetchPage(end === undefined ? { ...query, offset } : { ...query, endDate: end, offset })) as OffsetBody;
+    const items = (body.data as TraceItem[]).filter((item) => !atEnd.has(item.id));
+    yield { items: items as T[], body };
+    if (body.data.length === 0 || offset + body.data.length >= body.total) return;
+    const last = body.data[body.data.length - 1] as TraceItem;
+    if (last.createdAt !== end) {
+      end = last.createdAt;
+      atEnd = new Set();
+      offset = 0;
+    }
+    for (const item of body.data as TraceItem[]) if (item.createdAt === end && !atEnd.has(item.id)) atEnd.add(item.id);
+    offset = atEnd.size;
   }
 }

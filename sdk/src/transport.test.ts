@@ -270,6 +270,16 @@ test("a 2xx answer that is not JSON is an AgentGovError invalid_response, not a 
   t.is((e as AgentGovError).status, 0);
 });
 
+test("a 2xx answer without a body is invalid_response, except a 204", async (t) => {
+  const s = await serve([(_req, res) => res.writeHead(200, { "content-type": "application/json", "content-length": "0" }).end(), (_req, res) => res.writeHead(204).end()]);
+  t.teardown(s.close);
+  const ag = new AgentGov({ baseUrl: s.url, apiKey: "svc_api_x", maxRetries: 0 });
+  const e = await t.throwsAsync(ag.get("/api/agents"));
+  t.is((e as AgentGovError).code, "invalid_response");
+  t.regex((e as AgentGovError).message, /\(200\) had no body/);
+  t.is(await ag.delete("/v1/policies/{policy_id}", { params: { path: { policy_id: "pol_x" } } }), undefined);
+});
+
 test("a group B 503 has the code group A's bodies give it: service_unavailable", async (t) => {
   const s = await serve([(_req, res) => res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ error: "trace store unavailable" }))]);
   t.teardown(s.close);
@@ -278,18 +288,40 @@ test("a group B 503 has the code group A's bodies give it: service_unavailable",
   t.is((e as AgentGovError).code, "service_unavailable");
 });
 
-test("an offset walk of /api/traces is pinned to its start (endDate set on every page), other lists are not touched", async (t) => {
-  const page = (total: number, n: number) => (_req: IncomingMessage, res: ServerResponse) =>
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: Array.from({ length: n }, (_, i) => ({ id: `x${i}` })), total, limit: 2, offset: 0 }));
-  const s = await serve([page(3, 2), page(3, 1), page(1, 1)]);
+// A store of traces that answers /api/traces as the server does (createdAt then id, newest first;
+// endDate inclusive; offset and limit), into which traces land late, as they do from sidecars.
+test("a walk of /api/traces goes by keyset: traces landing during the walk neither repeat items nor hide older ones", async (t) => {
+  const at = (ms: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, 0, 0) + ms).toISOString();
+  const store: { id: string; createdAt: string }[] = [];
+  for (let i = 0; i < 40; i++) store.push({ id: `trc_${String(i).padStart(3, "0")}`, createdAt: at(Math.floor(i / 3) * 10) }); // three per time: ties
+  const atStart = store.map((x) => x.id);
+  let request = 0;
+  const landed: string[] = [];
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
+    const q = new URL(req.url ?? "/", "http://x").searchParams;
+    // Before each page after the first, two traces land older than anything yielded so far (the walk must
+    // still find them) and one newer than the walk's start (behind the walk: it need not).
+    if (request++ > 0) {
+      const k = request;
+      store.push({ id: `trc_late_old_${k}a`, createdAt: at(-1000 - k) }, { id: `trc_late_old_${k}b`, createdAt: at(-1000 - k) }, { id: `trc_late_new_${k}`, createdAt: at(100_000 + k) });
+      landed.push(`trc_late_old_${k}a`, `trc_late_old_${k}b`);
+    }
+    const end = q.get("endDate");
+    const rows = store.filter((x) => end === null || Date.parse(x.createdAt) <= Date.parse(end)).sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1));
+    const offset = Number(q.get("offset") ?? 0);
+    const limit = Number(q.get("limit") ?? 50);
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: rows.slice(offset, offset + limit), total: rows.length, limit, offset }));
+  };
+  const s = await serve([answer]);
   t.teardown(s.close);
   const ag = new AgentGov({ baseUrl: s.url, apiKey: "svc_api_x", maxRetries: 0 });
-  let n = 0;
-  for await (const _ of ag.paginate("/api/traces", { params: { query: { limit: 2 } } })) n++;
-  t.is(n, 3);
-  const ends = s.seen.map((r) => new URL(r.url, s.url).searchParams.get("endDate"));
-  t.truthy(ends[0]);
-  t.is(ends[1], ends[0], "the same end on every page");
-  for await (const _ of ag.paginate("/api/agents", { params: { query: { limit: 2 } } })) n++;
-  t.is(new URL(s.seen[2]!.url, s.url).searchParams.get("endDate"), null);
+  const walked: string[] = [];
+  for await (const item of ag.paginate("/api/traces", { params: { query: { limit: 4 } } })) walked.push((item as { id: string }).id);
+  t.is(new Set(walked).size, walked.length, "no item twice");
+  for (const id of atStart) t.true(walked.includes(id), `${id}, there at the start`);
+  for (const id of landed) t.true(walked.includes(id), `${id}, landed older than the walk's position`);
+  t.false(walked.some((id) => id.startsWith("trc_late_new")), "newer than the walk's start: behind it");
+  t.is(new URL(s.seen[0]!.url, s.url).searchParams.get("endDate"), null, "the first page has no end: the server's newest trace, whatever the client's clock");
+  for await (const _ of ag.paginate("/api/agents", { params: { query: { limit: 2 } } })) break;
+  t.is(new URL(s.seen.at(-1)!.url, s.url).searchParams.get("endDate"), null, "other lists are not touched");
 });
