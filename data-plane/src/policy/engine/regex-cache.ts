@@ -135,6 +135,11 @@ interface Registration {
   version: number;
   index: number;
 }
+interface KeywordList {
+  key: string;
+  words: readonly string[];
+  registration?: Registration;
+}
 const registrations = new Map<string, Registration>();
 
 function register(key: string, words: readonly string[]): Registration {
@@ -176,8 +181,9 @@ let scannedBy: KeywordAutomaton | undefined;
 let scannedResult: KeywordScan | undefined;
 
 /** Whether the list occurs in `text`, by the automaton and `exact` on its windows; undefined when `exact` must say for the whole text. */
-function automatonHit(key: string, words: readonly string[], exact: TextPattern, text: string): boolean | undefined {
-  const r = register(key, words);
+function automatonHit(list: KeywordList, exact: TextPattern, text: string): boolean | undefined {
+  // The list remembers its registration: one Map lookup less per evaluation while the registry holds.
+  const r = list.registration?.version === registry.version ? list.registration : (list.registration = register(list.key, list.words));
   const automaton = currentAutomaton();
   if (automaton.covered[r.index] !== 1) return undefined; // not covered, or registered since the build
   if (scannedBy !== automaton || scannedText !== text) {
@@ -208,9 +214,10 @@ export function keywordRegex(keywords: readonly string[]): TextPattern | null {
     if (words.length === 0) re = null;
     else {
       const exact = nativePattern(new RegExp(words.map(keywordSource).join("|"), "giu"));
+      const list: KeywordList = { key, words };
       re = {
-        test: (text) => automatonHit(key, words, exact, text) ?? exact.test(text),
-        matches: (text) => (automatonHit(key, words, exact, text) === false ? [] : exact.matches(text)),
+        test: (text) => automatonHit(list, exact, text) ?? exact.test(text),
+        matches: (text) => (automatonHit(list, exact, text) === false ? [] : exact.matches(text)),
       };
     }
     if (keywordLists.size > MAX_ENTRIES) keywordLists.clear();
