@@ -35,8 +35,11 @@ export async function* cursorPages<T>(fetchPage: FetchPage, query: Record<string
   }
 }
 
+/** The offset the caller asked the walk to start at (0 when none or not a number). */
+const startOffset = (query: Record<string, unknown>): number => (typeof query.offset === "number" ? query.offset : Number(query.offset ?? 0) || 0);
+
 export async function* offsetPages<T>(fetchPage: FetchPage, query: Record<string, unknown> = {}): AsyncGenerator<Page<T>, void, undefined> {
-  let offset = typeof query.offset === "number" ? query.offset : Number(query.offset ?? 0) || 0;
+  let offset = startOffset(query);
   for (;;) {
     const body = (await fetchPage({ ...query, offset })) as OffsetBody;
     yield { items: body.data as T[], body };
@@ -62,7 +65,7 @@ interface TraceItem {
  */
 export async function* traceKeysetPages<T>(fetchPage: FetchPage, query: Record<string, unknown> = {}): AsyncGenerator<Page<T>, void, undefined> {
   let end = typeof query.endDate === "string" ? query.endDate : undefined;
-  let offset = typeof query.offset === "number" ? query.offset : Number(query.offset ?? 0) || 0;
+  let offset = startOffset(query);
   /** Ids yielded at exactly `end`: a trace landing at that millisecond can shift them by one. */
   let atEnd = new Set<string>();
   for (;;) {
