@@ -47,6 +47,8 @@ test.before(async () => {
   a("b1", makeTrace({ tenantId, agentId: agents.billing, environment: "staging", provider: "anthropic", model: "claude-3-5-haiku", atMs: T - 5 * MINUTE, costUsd: 0.01, latencyMs: 1200 }));
   a("b2", makeTrace({ tenantId, agentId: agents.billing, environment: "staging", atMs: T - 2 * HOUR, costUsd: 0.003, latencyMs: 400 }));
   a("b3", makeTrace({ tenantId, agentId: agents.billing, environment: "staging", atMs: T - 3 * DAY, costUsd: 0.004, latencyMs: 500 }));
+  // an agent created without an environment (its traces carry ""), older than the stats' periods
+  a("c1", makeTrace({ tenantId, agentId: agents.bulk, environment: "", atMs: T - 10 * DAY, costUsd: 0.001, latencyMs: 200 }));
   for (let i = 0; i < 70; i++) {
     a(`bulk${i}`, makeTrace({ tenantId, agentId: agents.bulk, environment: "dev", atMs: T - 40 * MINUTE - i * 1000, costUsd: 0.00011 * (i + 1), latencyMs: 100 + i }));
   }
@@ -224,6 +226,8 @@ test("GET /api/traces: every filter, alone and combined; bounds inclusive", asyn
   t.deepEqual(await q("status=error"), pick((x) => x.status !== "success"));
   t.deepEqual(await q("status=success"), pick((x) => x.status === "success"));
   t.deepEqual(await q("environment=staging"), pick((x) => x.environment === "staging"));
+  // An empty environment is the one of agents created without one (as GET /api/agents?environment=).
+  t.deepEqual(await q("environment="), [tr.c1!.id]);
   const b2 = Number(tr.b2!.timestampMs);
   t.deepEqual(await q(`startDate=${enc(iso(b2))}&endDate=${enc(iso(b2))}`), [tr.b2!.id]);
   t.deepEqual(await q(`endDate=${enc(iso(b2))}`), pick((x) => Number(x.timestampMs) <= b2));
@@ -241,7 +245,7 @@ test("GET /api/traces: malformed parameters are 400 with details", async (t) => 
   for (const bad of [
     "limit=501", "limit=0", "limit=x", "offset=-1", "offset=1.5", "status=blocked", "status=ERROR", "startDate=nope", "endDate=2026-02-30",
     "minCostUsd=abc", "minCostUsd=-1", "maxCostUsd=NaN", "maxCostUsd=Infinity", "minInjectionScore=1.01", "minInjectionScore=-0.1",
-    "minInjectionScore=0x1", "minCostUsd=1&maxCostUsd=0.5", `startDate=${enc(iso(T))}&endDate=${enc(iso(T - DAY))}`, "agentId=", "environment=",
+    "minInjectionScore=0x1", "minCostUsd=1&maxCostUsd=0.5", `startDate=${enc(iso(T))}&endDate=${enc(iso(T - DAY))}`, "agentId=",
   ]) {
     const r = await stack.api.get<{ error: string; details?: { path: string }[] }>(`/api/traces?${bad}`);
     t.is(r.status, 400, bad);
@@ -301,7 +305,9 @@ test("GET /api/traces/stats: every summary field, period windows and agentId", a
   for (const k of ["p50DurationMs", "p95DurationMs", "p99DurationMs"] as const) t.is(typeof r.body.summary[k], "number");
   const week = await stack.api.get<Stats>("/api/traces/stats?period=7d");
   t.is(week.body.period, "7d");
-  assertClose(t, week.body.summary, expectedSummary(all), "7d");
+  assertClose(t, week.body.summary, expectedSummary(all.filter((x) => Number(x.timestampMs) >= Date.now() - 7 * DAY)), "7d");
+  const month = await stack.api.get<Stats>("/api/traces/stats?period=30d");
+  assertClose(t, month.body.summary, expectedSummary(all), "30d");
   const hour = await stack.api.get<Stats>(`/api/traces/stats?period=1h&agentId=${agents.support}`);
   assertClose(t, hour.body.summary, expectedSummary([tr.a1!, tr.a2!, tr.a3!]), "1h support");
   t.is(hour.body.summary.errorRatePercent, (2 / 3) * 100);
@@ -314,7 +320,7 @@ test("GET /api/traces/stats: every summary field, period windows and agentId", a
 });
 
 test("GET /api/traces/stats: groups by agent (current names), model and environment", async (t) => {
-  const week = all;
+  const week = all.filter((x) => Number(x.timestampMs) >= Date.now() - 7 * DAY);
   const groupOf = (key: (x: Trace) => string) => {
     const m = new Map<string, Trace[]>();
     for (const x of week) m.set(key(x), [...(m.get(key(x)) ?? []), x]);

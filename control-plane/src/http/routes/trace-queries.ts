@@ -63,8 +63,13 @@ export function numberParam(min: number, max: number, description: string) {
     .openapi({ type: "number", minimum: min, maximum: max, description });
 }
 
-/** A free-text filter value (agent id, environment): compared for equality, escaped by the store. */
+/** A free-text filter value (agent id): compared for equality, escaped by the store. */
 export const filterString = z.string().min(1).max(200);
+/**
+ * The environment filter: as on GET /api/agents, an empty value is a value, the environment of agents
+ * created without one (their traces carry ""), not an error.
+ */
+export const environmentFilter = z.string().max(200);
 
 /** Runs a trace-store call; its failures become REST errors (argument → 400, engine down → 503). */
 export async function fromStore<T>(call: () => Promise<T>): Promise<T> {

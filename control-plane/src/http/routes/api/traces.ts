@@ -11,7 +11,7 @@ import type { AppState } from "../../state.js";
 import type { Deps } from "../../deps.js";
 import { listB } from "../agent-views.js";
 import { PERIOD_MS, STATS_PERIODS, TraceB, TraceDetailB, TraceStatsB, traceB, traceDetailB, traceStatsB } from "../trace-views.js";
-import { agentNames, filterString, fromStore, numberParam, timeBoundParam } from "../trace-queries.js";
+import { agentNames, environmentFilter, filterString, fromStore, numberParam, timeBoundParam } from "../trace-queries.js";
 import { MAX_OFFSET } from "../../../stores/clickhouse/index.js";
 import { badRequest, notFound } from "../../../errors/app-error.js";
 
@@ -26,7 +26,7 @@ export function registerTraceRoutesB(router: Router<AppState>, registry: OpenAPI
       offset: intParam(0, 0, MAX_OFFSET),
       agentId: filterString.optional(),
       status: z.enum(["success", "error"]).optional().openapi({ description: "error includes blocked traces" }),
-      environment: filterString.optional(),
+      environment: environmentFilter.optional(),
       startDate: timeBoundParam("start").optional(),
       endDate: timeBoundParam("end").optional(),
       minCostUsd: numberParam(0, 1e12, "USD, inclusive").optional(),
