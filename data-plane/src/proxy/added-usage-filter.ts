@@ -7,6 +7,7 @@
 // Works on whole SSE events (a partial event is held until its blank line, as the outbound governor
 // holds one: a client cannot use half an event). An event it does not change is written as received.
 import { SseBlockSplitter, rebuildBlock, type SseBlock } from "../policy/stream/sse-blocks.js";
+import { stringifyKeepingNumbers } from "../providers/json-keeping-numbers.js";
 
 /** What the option adds to every chunk but the usage one, where OpenAI puts it: last. */
 const NULL_USAGE_LAST = ',"usage":null}';
@@ -56,6 +57,6 @@ function filtered(block: SseBlock): string {
   // The chunk the option added: usage and no choices. Dropped whole.
   if (usage !== null && Array.isArray(choices) && choices.length === 0) return "";
   // "usage": null elsewhere than last (another member after it): the chunk without it, re-serialised.
-  if (usage === null) return rebuildBlock(block, JSON.stringify(rest));
+  if (usage === null) return rebuildBlock(block, stringifyKeepingNumbers(rest, data));
   return block.raw;
 }

@@ -20,6 +20,8 @@ export interface Admission {
   target: UpstreamTarget;
   /** The request body exactly as received. */
   bodyBytes: Buffer;
+  /** Its text (UTF-8), which a rewritten body keeps the number literals of (json-keeping-numbers.ts). */
+  bodyText: string;
   /** The body parsed (once). */
   body: unknown;
 }
@@ -50,9 +52,10 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
   if (!agent || agent.status === "archived") throw notFound(`agent ${agentId ?? "(missing X-Service-Agent)"} not found`);
 
   const bodyBytes = await readBody(req);
+  const bodyText = bodyBytes.toString("utf8");
   let body: unknown;
   try {
-    body = JSON.parse(bodyBytes.toString("utf8"));
+    body = JSON.parse(bodyText);
   } catch {
     throw new ProxyRefusal(400, "bad_request", "request body is not valid JSON");
   }
@@ -66,5 +69,5 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
   }
   if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not an endpoint this proxy governs (chat, the Responses API, embeddings; see the README, "Pointing an agent's SDK at the sidecar (proxy paths)")`);
   // An endpoint with a wire format of its own (OpenAI's Responses API) is read through its adapter.
-  return { state, agent, keyId: keyRow.id, adapter: target.adapter ?? adapter, target, bodyBytes, body };
+  return { state, agent, keyId: keyRow.id, adapter: target.adapter ?? adapter, target, bodyBytes, bodyText, body };
 }

@@ -34,6 +34,7 @@ import { actsOnAnswers, answerActor, outboundPhase, policiesNeedInputTokens, red
 import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure, upstreamFailureDetail } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
+import { stringifyKeepingNumbers } from "../providers/json-keeping-numbers.js";
 import { AddedUsageFilter } from "./added-usage-filter.js";
 import type { StreamGovernorFactory } from "./stream-governor.js";
 
@@ -334,7 +335,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           const asking = adapter.askStreamUsage(changed ?? body);
           if (asking) [bodyBeforeAsking, changed, addedUsage] = [changed, asking, true];
         }
-        forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(changed), "utf8");
+        forwardBody = changed === undefined ? admission.bodyBytes : Buffer.from(stringifyKeepingNumbers(changed, admission.bodyText), "utf8");
       } catch (e) {
         // A body nested deeper than the engine can copy or serialise (thousands of levels) cannot be
         // rewritten: it is not forwarded unredacted (fail closed), and the caller is told why.
@@ -416,7 +417,7 @@ export function createProxyHandler(deps: ProxyDeps) {
             addedUsage = false;
             readAlready = undefined;
             deps.onError(new Error(`${adapter.name} at ${endpoint.origin} refused stream_options: its streams are counted locally (OPENAI_STREAM_USAGE) until the sidecar restarts`), "proxy.stream_usage");
-            upstream = await send(bodyBeforeAsking === undefined ? admission.bodyBytes : Buffer.from(JSON.stringify(bodyBeforeAsking), "utf8"));
+            upstream = await send(bodyBeforeAsking === undefined ? admission.bodyBytes : Buffer.from(stringifyKeepingNumbers(bodyBeforeAsking, admission.bodyText), "utf8"));
           }
         }
       } catch (e) {
@@ -536,9 +537,10 @@ export function createProxyHandler(deps: ProxyDeps) {
         }
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         let json: unknown;
+        // A leading UTF-8 BOM is not JSON (JSON.parse refuses U+FEFF): skipped for parsing, kept in a passed-through body.
+        const rawText = raw.length > 0 ? raw.toString("utf8", hasUtf8Bom(raw) ? 3 : 0) : "";
         try {
-          // A leading UTF-8 BOM is not JSON (JSON.parse refuses U+FEFF): skipped for parsing, kept in a passed-through body.
-          json = raw.length > 0 ? JSON.parse(raw.toString("utf8", hasUtf8Bom(raw) ? 3 : 0)) : undefined;
+          json = raw.length > 0 ? JSON.parse(rawText) : undefined;
         } catch {
           json = undefined;
         }
@@ -592,7 +594,7 @@ export function createProxyHandler(deps: ProxyDeps) {
                 draft.completion = completionText;
                 return refuse(new ProxyRefusal(403, "policy_violation", `response blocked by policy "${p.name}": a spoken answer (audio) cannot be redacted`, { policy_id: p.id, trace_id: traceId }), "");
               }
-              outBody = Buffer.from(JSON.stringify(redacted), "utf8");
+              outBody = Buffer.from(stringifyKeepingNumbers(redacted, rawText), "utf8");
             } catch (e) {
               // An answer nested deeper than the engine can copy or serialise cannot be redacted: refused
               // (fail closed), as an answer that cannot be read.

@@ -34,6 +34,7 @@ import type { ToolRepeat } from "./event-view.js";
 import type { ScopedThinking } from "../thinking/index.js";
 import { argumentSlots, slot, type TextSlot } from "../../providers/text-slots.js";
 import { partRedactor } from "../engine/evaluate.js";
+import { stringifyKeepingNumbers } from "../../providers/json-keeping-numbers.js";
 
 /** Redacted values remembered per stream for quotes that could not be placed: at most this many, this long at least. */
 const MAX_REMEMBERED_VALUES = 256;
@@ -508,7 +509,7 @@ class Governor implements StreamGovernor {
     }
     if (view.signature) this.sealSigned(view.signature.channel);
     if (changed) this.counters.rewritten++;
-    return before + this.emit(changed ? rebuildBlock(block, JSON.stringify(json)) : block.raw);
+    return before + this.emit(changed ? rebuildBlock(block, stringifyKeepingNumbers(json, block.data)) : block.raw);
   }
 
   /**
