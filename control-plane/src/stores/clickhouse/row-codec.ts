@@ -18,6 +18,7 @@ import { TraceStoreError } from "./errors.js";
 import { bool, nullableStr, num, numArray, str, strArray } from "./json-values.js";
 import { wellFormed } from "./sql-literal.js";
 import { formatDateTime, MAX_MS, MIN_MS } from "./time.js";
+import { writtenDouble } from "./written-double.js";
 
 export interface EncodeReport {
   /** Names of numeric fields that were NaN/±Infinity and stored as 0. */
@@ -113,21 +114,25 @@ function zip<T>(n: number, make: (i: number) => T): T[] {
   return Array.from({ length: n }, (_, i) => make(i));
 }
 
+/** A Float64 column's value as the store wrote it (written-double.ts: ClickHouse 18.16 may read it one ulp off). */
+const f64 = (value: unknown): number => writtenDouble(num(value));
+const f64Array = (value: unknown): number[] => numArray(value).map(writtenDouble);
+
 /** The Trace of a row (prompt/completion are "" when the row was read without them). */
 export function rowToTrace(r: EngineRow): Trace {
   const spanStages = strArray(r["span_stages"]);
-  const spanDurations = numArray(r["span_durations_ms"]);
+  const spanDurations = f64Array(r["span_durations_ms"]);
   const piiTypes = strArray(r["pii_entity_types"]);
   const piiStarts = numArray(r["pii_starts"]);
   const piiEnds = numArray(r["pii_ends"]);
   const piiSources = strArray(r["pii_sources"]);
-  const piiScores = numArray(r["pii_scores"]);
+  const piiScores = f64Array(r["pii_scores"]);
   const policyIds = strArray(r["policy_ids"]);
   const policyNames = strArray(r["policy_names"]);
   const policyResults = strArray(r["policy_results"]);
   const policyActions = strArray(r["policy_actions"]);
   const scorers = strArray(r["quality_scorers"]);
-  const scores = numArray(r["quality_scores"]);
+  const scores = f64Array(r["quality_scores"]);
   const toolNames = strArray(r["tool_names"]);
   const toolIds = strArray(r["tool_ids"]);
   const sessionId = nullableStr(r["session_id"]);
@@ -150,20 +155,20 @@ export function rowToTrace(r: EngineRow): Trace {
     cachedInputTokens: num(r["cached_input_tokens"]),
     cacheWriteTokens: num(r["cache_write_tokens"]),
     tokensEstimated: bool(r["tokens_estimated"]),
-    costUsd: num(r["cost_usd"]),
-    inputCost: num(r["input_cost"]),
-    outputCost: num(r["output_cost"]),
-    pricePerMillionInput: num(r["price_per_million_input"]),
-    pricePerMillionOutput: num(r["price_per_million_output"]),
+    costUsd: f64(r["cost_usd"]),
+    inputCost: f64(r["input_cost"]),
+    outputCost: f64(r["output_cost"]),
+    pricePerMillionInput: f64(r["price_per_million_input"]),
+    pricePerMillionOutput: f64(r["price_per_million_output"]),
     priceVersion: str(r["price_version"]),
     priceMissing: bool(r["price_missing"]),
-    latencyMs: num(r["latency_ms"]),
-    providerMs: num(r["provider_ms"]),
-    overheadMs: num(r["overhead_ms"]),
+    latencyMs: f64(r["latency_ms"]),
+    providerMs: f64(r["provider_ms"]),
+    overheadMs: f64(r["overhead_ms"]),
     spans: zip(Math.min(spanStages.length, spanDurations.length), (i) =>
       create(SpanSchema, { stage: spanStages[i], durationMs: spanDurations[i] }),
     ),
-    injectionScore: num(r["injection_score"]),
+    injectionScore: f64(r["injection_score"]),
     piiScanEnabled: bool(r["pii_scan_enabled"]),
     piiDetections: zip(
       Math.min(piiTypes.length, piiStarts.length, piiEnds.length, piiSources.length, piiScores.length),

@@ -219,7 +219,8 @@ export function fullTrace(tenantId: string, ms: number): Trace {
     cachedInputTokens: 3,
     cacheWriteTokens: 5,
     tokensEstimated: true,
-    costUsd: 0.1 + 0.2,
+    // a decimal ClickHouse 18.16 reads one ulp off (written-double.ts); figures are short decimals, as the sidecar writes them
+    costUsd: 0.00071925,
     inputCost: 1e-9,
     outputCost: 123456.789012345,
     pricePerMillionInput: 3,

@@ -20,6 +20,7 @@ import {
   tenantCondition,
 } from "./store-context.js";
 import { dateMs, MAX_MS, MIN_MS } from "./time.js";
+import { widenedBound } from "./written-double.js";
 import type { CursorListQuery, CursorListResult, OffsetListQuery, OffsetListResult } from "./types.js";
 
 export const MAX_LIMIT = 1000;
@@ -155,10 +156,10 @@ export async function listByOffset(ctx: StoreContext, tenantId: string, q: Offse
     throw new TraceStoreError("invalid_argument", `status must be success or error, got ${JSON.stringify(q.status)}`);
   }
   if (q.environment !== undefined) conditions.push(sql`environment = ${checkString(q.environment, "environment")}`);
-  if (q.minCostUsd !== undefined) conditions.push(sql`cost_usd >= ${checkFinite(q.minCostUsd, "minCostUsd")}`);
-  if (q.maxCostUsd !== undefined) conditions.push(sql`cost_usd <= ${checkFinite(q.maxCostUsd, "maxCostUsd")}`);
+  if (q.minCostUsd !== undefined) conditions.push(sql`cost_usd >= ${widenedBound(checkFinite(q.minCostUsd, "minCostUsd"), "lower")}`);
+  if (q.maxCostUsd !== undefined) conditions.push(sql`cost_usd <= ${widenedBound(checkFinite(q.maxCostUsd, "maxCostUsd"), "upper")}`);
   if (q.minInjectionScore !== undefined) {
-    conditions.push(sql`injection_score >= ${checkFinite(q.minInjectionScore, "minInjectionScore")}`);
+    conditions.push(sql`injection_score >= ${widenedBound(checkFinite(q.minInjectionScore, "minInjectionScore"), "lower")}`);
   }
   // The rollups hold counts by agent, environment and status: other filters need the traces.
   const rollupCount =

@@ -43,6 +43,40 @@ for (const kind of enginesUnderTest()) {
     }
   });
 
+  test(`${kind}: decimal figures read back as written (18.16 reads some one ulp off), and exact cost bounds find them`, async (t) => {
+    const ts = await openTestStore(kind);
+    try {
+      const ms = Date.now() - 60_000;
+      // costs the 18.16 text parser misreads (0.00071925: 1,051 input + 936 output tokens of gpt-4o-mini)
+      const costs = [0.00071925, 1.1e-9, 3.3e-9, 7e-10, 0.3, 12.3456789012];
+      const traces = costs.map((c, i) =>
+        makeTrace({
+          tenantId: "ten_ulp",
+          timestampMs: BigInt(ms + i),
+          costUsd: c,
+          inputCost: c,
+          outputCost: 0,
+          pricePerMillionInput: 0.15,
+          pricePerMillionOutput: 0.6,
+          latencyMs: 1.1e-9 + i,
+          injectionScore: 0.07,
+          spans: [create(SpanSchema, { stage: "provider", durationMs: 3.3e-9 })],
+        }),
+      );
+      await ts.store.insert(traces);
+      for (const [i, c] of costs.entries()) {
+        const got = await ts.store.get("ten_ulp", traces[i]!.id);
+        t.like(got, { costUsd: c, inputCost: c, pricePerMillionInput: 0.15, pricePerMillionOutput: 0.6, latencyMs: 1.1e-9 + i, injectionScore: 0.07 }, `cost ${c}`);
+        t.is(got?.spans[0]?.durationMs, 3.3e-9);
+        const exact = await ts.store.listByOffset("ten_ulp", { limit: 10, offset: 0, minCostUsd: c, maxCostUsd: c });
+        t.deepEqual(exact.traces.map((x) => x.id), [traces[i]!.id], `minCostUsd = maxCostUsd = ${c}`);
+      }
+      t.is((await ts.store.listByOffset("ten_ulp", { limit: 10, offset: 0, minInjectionScore: 0.07 })).total, costs.length);
+    } finally {
+      await ts.dispose();
+    }
+  });
+
   test(`${kind}: a trace inserted twice is stored once and the newest copy wins`, async (t) => {
     const ts = await openTestStore(kind);
     try {
