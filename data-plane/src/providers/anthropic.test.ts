@@ -5,6 +5,7 @@ import { fetchWithAppendedEvent, startFakeProviders } from "../../../test/fakes/
 import { fakeStream } from "./testing/fake-stream.js";
 import { anthropicAdapter as adapter } from "./anthropic.js";
 import { parseSse } from "./sse-parser.js";
+import { mapSlots, readSlots } from "./text-slots.js";
 
 const body = {
   model: "claude-sonnet-4-6",
@@ -85,7 +86,8 @@ test("promptParts / mapPromptText: content documents and search results (top lev
     ],
   };
   const original = structuredClone(docs);
-  const parts = ["Before", "chunk one", "chunk two", "string content", "Result 1", "snippet 1a", "snippet 1b", "Result 2", "snippet 2a", "snippet 2b", "tool text", "After"];
+  // A document's title and a search result's source are read by the model too (session 25, F1).
+  const parts = ["Before", "Doc", "chunk one", "chunk two", "string content", "Result 1", "https://kb.example/1", "snippet 1a", "snippet 1b", "Result 2", "https://kb.example/2", "snippet 2a", "snippet 2b", "tool text", "After"];
   t.deepEqual(adapter.promptParts(docs), parts);
   const seen: string[] = [];
   const mapped = adapter.mapPromptText(docs, (s) => {
@@ -95,8 +97,8 @@ test("promptParts / mapPromptText: content documents and search results (top lev
   t.deepEqual(seen, parts);
   t.deepEqual(adapter.promptParts(mapped), parts.map((s) => s.toUpperCase()));
   const content = mapped.messages[0]!.content;
-  t.deepEqual(content[1], { type: "document", title: "Doc", source: { type: "content", content: [{ type: "text", text: "CHUNK ONE" }, image, { type: "text", text: "CHUNK TWO" }] } });
-  t.deepEqual(content[3], { ...searchResult(1), title: "RESULT 1", content: [{ type: "text", text: "SNIPPET 1A" }, { type: "text", text: "SNIPPET 1B" }] }, "source and citations untouched");
+  t.deepEqual(content[1], { type: "document", title: "DOC", source: { type: "content", content: [{ type: "text", text: "CHUNK ONE" }, image, { type: "text", text: "CHUNK TWO" }] } });
+  t.deepEqual(content[3], { ...searchResult(1), title: "RESULT 1", source: "HTTPS://KB.EXAMPLE/1", content: [{ type: "text", text: "SNIPPET 1A" }, { type: "text", text: "SNIPPET 1B" }] }, "citations untouched");
   t.deepEqual(content[5], docs.messages[0]!.content[5]);
   t.deepEqual(docs, original, "the original is untouched");
 });
@@ -186,4 +188,90 @@ test("stream observer: a stream that ends cleanly before message_stop ended earl
   } finally {
     await fake.close();
   }
+});
+
+// --- session 25 QA (F1, F3, F8): native slots that were never scanned ---
+
+test("promptParts / mapPromptText: server tool results sent back (MCP, code execution, bash, web search titles, fetched pages) and a document's title and context are input text, rewritten in place", (t) => {
+  const body = {
+    model: "claude-sonnet-4-6",
+    max_tokens: 100,
+    messages: [
+      {
+        role: "assistant",
+        content: [
+          { type: "mcp_tool_use", id: "m1", name: "fetch", server_name: "web", input: {} },
+          { type: "mcp_tool_result", tool_use_id: "m1", is_error: false, content: [{ type: "text", text: "mcp text" }] },
+          { type: "mcp_tool_result", tool_use_id: "m2", content: "mcp string" },
+          { type: "server_tool_use", id: "s1", name: "code_execution", input: {} },
+          { type: "code_execution_tool_result", tool_use_id: "s1", content: { type: "code_execution_result", stdout: "py out", stderr: "py err", return_code: 0, content: [] } },
+          { type: "bash_code_execution_tool_result", tool_use_id: "s2", content: { type: "bash_code_execution_result", stdout: "sh out", stderr: "", return_code: 1, content: [] } },
+          { type: "code_execution_tool_result", tool_use_id: "s3", content: { type: "code_execution_tool_result_error", error_code: "unavailable" } },
+          { type: "web_search_tool_result", tool_use_id: "s4", content: [{ type: "web_search_result", url: "https://a.example", title: "page title", encrypted_content: "enc" }] },
+          { type: "web_fetch_tool_result", tool_use_id: "s5", content: { type: "web_fetch_result", url: "https://b.example", content: { type: "document", title: "fetched", source: { type: "text", media_type: "text/plain", data: "fetched body" } } } },
+        ],
+      },
+      { role: "user", content: [{ type: "document", title: "doc title", context: "doc context", source: { type: "text", media_type: "text/plain", data: "doc body" } }] },
+    ],
+  };
+  const parts = ["mcp text", "mcp string", "py out", "py err", "sh out", "page title", "fetched", "fetched body", "doc title", "doc context", "doc body"];
+  t.deepEqual(adapter.promptParts(body), parts);
+  const mapped = adapter.mapPromptText(body, (s) => s.toUpperCase()) as typeof body;
+  t.deepEqual(adapter.promptParts(mapped), parts.map((s) => s.toUpperCase()));
+  const blocks = mapped.messages[0]!.content as Record<string, unknown>[];
+  t.deepEqual(blocks[4], { type: "code_execution_tool_result", tool_use_id: "s1", content: { type: "code_execution_result", stdout: "PY OUT", stderr: "PY ERR", return_code: 0, content: [] } });
+  t.deepEqual(blocks[7], { type: "web_search_tool_result", tool_use_id: "s4", content: [{ type: "web_search_result", url: "https://a.example", title: "PAGE TITLE", encrypted_content: "enc" }] }, "only the title changes");
+  t.deepEqual(mapped.messages[1]!.content[0], { type: "document", title: "DOC TITLE", context: "DOC CONTEXT", source: { type: "text", media_type: "text/plain", data: "DOC BODY" } });
+});
+
+test("answerToolSlots: the output of the code Anthropic ran (stdout, stderr) is judged and redacted with the tool inputs, in block order", (t) => {
+  const json = {
+    type: "message",
+    content: [
+      { type: "server_tool_use", id: "s1", name: "bash_code_execution", input: { command: "cat notes" } },
+      { type: "bash_code_execution_tool_result", tool_use_id: "s1", content: { type: "bash_code_execution_result", stdout: "mail jo@x.io", stderr: "warn", return_code: 0, content: [] } },
+      { type: "code_execution_tool_result", tool_use_id: "s2", content: { type: "code_execution_result", stdout: "42", stderr: "", return_code: 0, content: [] } },
+      { type: "text", text: "done" },
+    ],
+  };
+  t.deepEqual(readSlots(json, adapter.answerToolSlots!), ["cat notes", "mail jo@x.io", "warn", "42"]);
+  const out = mapSlots(json, adapter.answerToolSlots!, (s) => s.replace("jo@x.io", "[REDACTED:email]")) as typeof json;
+  t.deepEqual(out.content[1], { ...json.content[1], content: { ...(json.content[1]!.content as object), stdout: "mail [REDACTED:email]" } });
+  t.is(adapter.parseResponse(out).completionText, "done");
+});
+
+test("answerToolSlots: an MCP server's answer (mcp_tool_result content, string or text blocks) is judged and redacted like the Responses API's mcp_call output; web search results pass", (t) => {
+  const json = {
+    type: "message",
+    content: [
+      { type: "mcp_tool_use", id: "m1", name: "lookup", server_name: "crm", input: { who: "jo" } },
+      { type: "mcp_tool_result", tool_use_id: "m1", is_error: false, content: [{ type: "text", text: "jo@x.io" }] },
+      { type: "mcp_tool_result", tool_use_id: "m2", content: "plain jo@x.io" },
+      { type: "web_search_tool_result", tool_use_id: "s", content: [{ type: "web_search_result", url: "https://a.example", title: "page", encrypted_content: "e" }] },
+      { type: "text", text: "found" },
+    ],
+  };
+  t.deepEqual(readSlots(json, adapter.answerToolSlots!), ["jo", "jo@x.io", "plain jo@x.io"]);
+  const out = mapSlots(json, adapter.answerToolSlots!, (s) => s.replace("jo@x.io", "[E]")) as typeof json;
+  t.deepEqual(out.content[1], { ...json.content[1], content: [{ type: "text", text: "[E]" }] });
+  t.deepEqual(out.content[2], { ...json.content[2], content: "plain [E]" });
+});
+
+test("stream observer: a tool call's input sent whole in content_block_start and a code execution result's output are judged with the tool inputs; Anthropic's empty {} adds nothing", (t) => {
+  const ev = (o: object) => `event: ${(o as { type: string }).type}\ndata: ${JSON.stringify(o)}\n\n`;
+  const observer = adapter.streamObserver();
+  observer.push(
+    new TextEncoder().encode(
+      ev({ type: "message_start", message: { model: "m", usage: { input_tokens: 1, output_tokens: 1 } } }) +
+        ev({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "t", name: "f", input: {} } }) +
+        ev({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"a":"streamed"}' } }) +
+        ev({ type: "content_block_stop", index: 0 }) +
+        ev({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "u", name: "g", input: { to: "whole" } } }) +
+        ev({ type: "content_block_stop", index: 1 }) +
+        ev({ type: "content_block_start", index: 2, content_block: { type: "code_execution_tool_result", tool_use_id: "s", content: { type: "code_execution_result", stdout: "out", stderr: "", return_code: 0, content: [] } } }) +
+        ev({ type: "content_block_stop", index: 2 }) +
+        ev({ type: "message_stop" }),
+    ),
+  );
+  t.deepEqual(observer.end().toolArguments, ['{"a":"streamed"}', { to: "whole" }, { text: "out" }]);
 });

@@ -5,7 +5,7 @@ import type { JsonObject } from "./json.js";
 import { restoreSignedBlocks } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
-import { argumentSlots, joinGroups, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -17,16 +17,51 @@ import type {
   Usage,
 } from "./types.js";
 
-const TOOL_BLOCKS = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
+/** Blocks of a tool call the model makes (its `input` is output it writes; sent back, input it reads). */
+export const TOOL_BLOCKS: ReadonlySet<string> = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
+
+/** Result blocks of the code Anthropic runs for the model (code execution tool): their content is the code's output. */
+const CODE_RESULT_BLOCKS: ReadonlySet<string> = new Set(["code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result"]);
+
+/**
+ * The output texts of a code execution result block (`code_execution_tool_result`,
+ * `bash_code_execution_tool_result`, `text_editor_code_execution_tool_result`), pushed onto `out`: its
+ * content's `stdout` and `stderr`; a text editor's viewed file (`content`) and changed `lines`. Nothing
+ * for other blocks. In an answer, output the client gets (answerToolSlots; in a stream, judged and
+ * redacted on their own: policy/stream/formats.ts); sent back, text the model reads.
+ */
+export function codeResultSlots(block: JsonObject, out: TextSlot[]): void {
+  if (!CODE_RESULT_BLOCKS.has(String(block.type)) || !isObject(block.content)) return;
+  const content = block.content;
+  if (typeof content.stdout === "string") out.push(slot(content, "stdout"));
+  if (typeof content.stderr === "string") out.push(slot(content, "stderr"));
+  if (typeof content.content === "string") out.push(slot(content, "content"));
+  if (Array.isArray(content.lines)) pushAll(out, leafSlots(content, "lines"));
+}
 
 /**
  * Text slots of a `system` value or a message `content`: a string, or text blocks, in block order. A
- * block's text comes where the block is: `tool_result` content (string or blocks, so nested documents
- * and search results too), a `document` with `source.type: "text"` (`source.data`) or `"content"`
- * (`source.content`: string or text blocks), a `search_result` (`title`, then its `content` text blocks),
- * the string leaves of a tool call's `input` (the model's earlier `tool_use` sent back to it). Thinking
- * blocks are not input text: their signature covers them, so they cannot be rewritten.
+ * block's text comes where the block is: `tool_result` and `mcp_tool_result` content (string or blocks,
+ * so nested documents and search results too), a `document`'s `title` and `context`, then its
+ * `source.data` (`source.type: "text"`) or `source.content` (`"content"`: string or text blocks), a
+ * `search_result` (`title`, `source`, then its `content` text blocks), the string leaves of a tool call's
+ * `input` (the model's earlier `tool_use` sent back to it), the results of Anthropic's server tools sent
+ * back: a web search result's `title`, a fetched page's document, a code execution's output
+ * (codeResultSlots). Thinking blocks are not input text: their signature covers them, so they cannot be
+ * rewritten.
  */
+/**
+ * The texts of a tool result block that an answer carries beside its text (Anthropic ran the tool, or
+ * called the MCP server, for the model), pushed onto `out`: a code execution result's output
+ * (codeResultSlots), an `mcp_tool_result`'s content (a string or text blocks: what the third-party
+ * server answered, as the Responses API's `mcp_call` output). Web search and web fetch results are the
+ * pages themselves, which pass (as Gemini's grounding sources do). Nothing for other blocks.
+ */
+export function answerResultSlots(block: JsonObject, out: TextSlot[]): void {
+  if (block.type === "mcp_tool_result") pushAll(out, blockSlots(block, "content"));
+  else codeResultSlots(block, out);
+}
+
 function blockSlots(holder: JsonObject, key: string): TextSlot[] {
   const value = holder[key];
   if (typeof value === "string") return [slot(holder, key)];
@@ -34,19 +69,31 @@ function blockSlots(holder: JsonObject, key: string): TextSlot[] {
   for (const block of asArray(value)) {
     if (!isObject(block)) continue;
     if (block.type === "text" && typeof block.text === "string") slots.push(slot(block, "text"));
-    else if (block.type === "tool_result") pushAll(slots, blockSlots(block, "content"));
-    else if (block.type === "document" && isObject(block.source) && block.source.type === "text" && typeof block.source.data === "string") {
-      slots.push(slot(block.source, "data"));
-    } else if (block.type === "document" && isObject(block.source) && block.source.type === "content") {
-      pushAll(slots, blockSlots(block.source, "content"));
-    } else if (block.type === "search_result") {
+    else if (block.type === "tool_result" || block.type === "mcp_tool_result") pushAll(slots, blockSlots(block, "content"));
+    else if (block.type === "document") documentSlots(block, slots);
+    else if (block.type === "search_result") {
       if (typeof block.title === "string") slots.push(slot(block, "title"));
+      if (typeof block.source === "string") slots.push(slot(block, "source"));
       pushAll(slots, blockSlots(block, "content"));
     } else if (TOOL_BLOCKS.has(String(block.type)) && isObject(block.input)) {
       pushAll(slots, argumentSlots(block, "input"));
-    }
+    } else if (block.type === "web_search_tool_result") {
+      for (const result of asArray(block.content)) if (isObject(result) && typeof result.title === "string") slots.push(slot(result, "title"));
+    } else if (block.type === "web_fetch_tool_result") {
+      if (isObject(block.content) && isObject(block.content.content) && block.content.content.type === "document") documentSlots(block.content.content, slots);
+    } else codeResultSlots(block, slots);
   }
   return slots;
+}
+
+/** A document block's text, pushed onto `slots`: `title`, `context`, then a text source's `data` or a content source's blocks. */
+function documentSlots(block: JsonObject, slots: TextSlot[]): void {
+  if (typeof block.title === "string") slots.push(slot(block, "title"));
+  if (typeof block.context === "string") slots.push(slot(block, "context"));
+  const source = block.source;
+  if (!isObject(source)) return;
+  if (source.type === "text" && typeof source.data === "string") slots.push(slot(source, "data"));
+  else if (source.type === "content") pushAll(slots, blockSlots(source, "content"));
 }
 
 function promptSlots(body: unknown): TextSlot[] {
@@ -152,6 +199,23 @@ function pushUncounted(block: JsonObject, out: string[]): void {
   }
 }
 
+/**
+ * The slots of a JSON answer that outbound policies judge beside its text, leaf by leaf, in block order:
+ * the string leaves of each tool call's `input`, the output of the code Anthropic ran and an MCP server's
+ * answer (answerResultSlots).
+ */
+function answerToolSlots(json: unknown): TextSlot[] {
+  const out: TextSlot[] = [];
+  if (!isObject(json)) return out;
+  for (const block of asArray(json.content)) {
+    if (!isObject(block)) continue;
+    if (TOOL_BLOCKS.has(String(block.type))) {
+      if (isObject(block.input)) pushAll(out, argumentSlots(block, "input"));
+    } else answerResultSlots(block, out);
+  }
+  return out;
+}
+
 function parseResponse(json: unknown): ResponseFacts {
   const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
   if (!isObject(json)) return facts;
@@ -196,6 +260,12 @@ class AnthropicObserver implements StreamObserver {
   private readonly tools = new Map<number, ToolCallFact>();
   /** Tool input JSON text by block index (input_json_delta fragments joined). */
   private readonly toolInputs = new Map<number, string>();
+  /**
+   * What content_block_start carries whole that outbound policies judge with the tool inputs: a tool
+   * call's non-empty `input` (Anthropic sends `{}` there and streams it, a compatible gateway may send it
+   * whole), a code execution result's output and an MCP tool result's text as `{text}`; in arrival order.
+   */
+  private readonly wholeInputs: unknown[] = [];
   /** Thinking text and tool input JSON fragments, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
   private usageRaw: JsonObject | undefined;
@@ -223,7 +293,7 @@ class AnthropicObserver implements StreamObserver {
     const reasoning = joinGroups(order(this.thinking).map((i) => [this.thinking.get(i) ?? ""]));
     if (reasoning) facts.reasoningText = reasoning;
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
-    if (this.toolInputs.size > 0) facts.toolArguments = order(this.toolInputs).map((i) => this.toolInputs.get(i));
+    if (this.toolInputs.size > 0 || this.wholeInputs.length > 0) facts.toolArguments = [...order(this.toolInputs).map((i) => this.toolInputs.get(i)), ...this.wholeInputs];
     if (this.usageRaw && this.usageFinal) facts.usage = anthropicUsage(this.usageRaw);
     else if (this.usageRaw) {
       // Cut before message_delta: message_start's input, cache-read and cache-write counts are exact; the
@@ -264,6 +334,12 @@ class AnthropicObserver implements StreamObserver {
         const fact = toolFact(block);
         if (fact) this.tools.set(index, fact);
         pushUncounted(block, this.uncounted);
+        if (fact && isObject(block.input) && Object.keys(block.input).length > 0) this.wholeInputs.push(block.input);
+        else if (!fact && block.type !== "text" && block.type !== "thinking") {
+          const output: TextSlot[] = [];
+          answerResultSlots(block, output);
+          for (const s of output) if (s.get() !== "") this.wholeInputs.push({ text: s.get() });
+        }
         break;
       }
       case "content_block_delta": {
@@ -315,7 +391,7 @@ export const anthropicAdapter: ProviderAdapter = {
   parseResponse,
   mapCompletionText: (json, fn) => mapGroups(json, completionGroups, fn),
   mapReasoningText: (json, fn) => mapGroups(json, reasoningGroups, fn),
-  answerToolSlots: (json) => (isObject(json) ? asArray(json.content).flatMap((b) => (isObject(b) && TOOL_BLOCKS.has(String(b.type)) && isObject(b.input) ? argumentSlots(b, "input") : [])) : []),
+  answerToolSlots,
   changedSignedReasoning: changedThinking,
   restoreSignedReasoning: restoreThinking,
   streamObserver: () => new AnthropicObserver(),

@@ -25,6 +25,23 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   return slots;
 }
 
+/**
+ * Input text slots of one message's content: a string, or its parts in order: the `text` of each
+ * {type:"text"} part and the text of each {type:"thinking"} part (a Mistral reasoning model's thinking
+ * sent back in the history: the model reads it, and nothing signs it, unlike Anthropic's).
+ */
+function inputContentSlots(message: JsonObject): TextSlot[] {
+  const content = message.content;
+  if (typeof content === "string") return [slot(message, "content")];
+  const slots: TextSlot[] = [];
+  for (const part of asArray(content)) {
+    if (!isObject(part)) continue;
+    if (part.type === "text" && typeof part.text === "string") slots.push(slot(part, "text"));
+    else if (part.type === "thinking") thinkingPartSlots(part, slots);
+  }
+  return slots;
+}
+
 /** The tool-call arguments of a JSON answer: each choice's message, as in the history (toolCallSlots). */
 export function chatAnswerToolSlots(json: unknown): TextSlot[] {
   if (!isObject(json)) return [];
@@ -57,7 +74,7 @@ export function chatSystemSlots(body: unknown): TextSlot[] {
   return asArray(body.messages)
     .filter(isObject)
     .filter((m) => SYSTEM_ROLES.has(String(m.role)))
-    .flatMap((m) => [...contentSlots(m, "content"), ...toolCallSlots(m)]);
+    .flatMap((m) => [...inputContentSlots(m), ...toolCallSlots(m)]);
 }
 
 export function chatPromptSlots(body: unknown): TextSlot[] {
@@ -65,7 +82,7 @@ export function chatPromptSlots(body: unknown): TextSlot[] {
   const messages = asArray(body.messages).filter(isObject);
   const system = messages.filter((m) => SYSTEM_ROLES.has(String(m.role)));
   const rest = messages.filter((m) => !SYSTEM_ROLES.has(String(m.role)));
-  return [...system, ...rest].flatMap((m) => [...contentSlots(m, "content"), ...toolCallSlots(m)]);
+  return [...system, ...rest].flatMap((m) => [...inputContentSlots(m), ...toolCallSlots(m)]);
 }
 
 function sortedChoices(json: unknown): JsonObject[] {
@@ -112,12 +129,14 @@ export function chatAsksForSpeech(body: unknown): boolean {
 /** Slots of a content array's thinking chunks (Mistral reasoning models): a string `thinking`, or its text parts. */
 function thinkingSlots(content: unknown): TextSlot[] {
   const slots: TextSlot[] = [];
-  for (const part of asArray(content)) {
-    if (!isObject(part) || part.type !== "thinking") continue;
-    if (typeof part.thinking === "string") slots.push(slot(part, "thinking"));
-    else for (const t of asArray(part.thinking)) if (isObject(t) && typeof t.text === "string") slots.push(slot(t, "text"));
-  }
+  for (const part of asArray(content)) if (isObject(part) && part.type === "thinking") thinkingPartSlots(part, slots);
   return slots;
+}
+
+/** Pushes the slots of one thinking chunk: its `thinking` string, or the `text` of its text parts. */
+function thinkingPartSlots(part: JsonObject, slots: TextSlot[]): void {
+  if (typeof part.thinking === "string") slots.push(slot(part, "thinking"));
+  else for (const t of asArray(part.thinking)) if (isObject(t) && typeof t.text === "string") slots.push(slot(t, "text"));
 }
 
 /**

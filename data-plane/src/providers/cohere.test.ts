@@ -155,3 +155,17 @@ test("stream observer: a stream that ends cleanly before message-end ended early
     await fake.close();
   }
 });
+
+test("afterRedaction: a redacted answer's logprobs (the tokens of its text) are left out; the original keeps them (session 25, F3)", (t) => {
+  const json = {
+    id: "c1",
+    finish_reason: "COMPLETE",
+    message: { role: "assistant", content: [{ type: "text", text: "mail jo@x.io" }] },
+    logprobs: [{ token_ids: [1, 2], text: "jo@x.io", logprobs: [-0.1, -0.2] }],
+  };
+  const redacted = adapter.mapCompletionText(json, (s) => s.replace("jo@x.io", "[E]")) as typeof json;
+  adapter.afterRedaction!(json, redacted, (s) => s);
+  t.false("logprobs" in redacted);
+  t.is(adapter.parseResponse(redacted).completionText, "mail [E]");
+  t.is(json.logprobs.length, 1);
+});

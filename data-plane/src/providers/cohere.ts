@@ -118,9 +118,12 @@ function citedText(message: JsonObject, citation: JsonObject): string | undefine
  * moved onto the text the client got and quotes it, so a redacted value cannot come back through a
  * citation. A citation that cannot be placed (no offsets, offsets that do not point at its text, an
  * unknown item) has its text redacted on its own. `sources` echo the documents and tool results the
- * client itself sent (inbound policies govern those).
+ * client itself sent (inbound policies govern those). The answer's `logprobs` are removed.
  */
 function citationsAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
+  // Log probabilities (`logprobs: true`) spell the answer token by token: they would show what redaction
+  // took out, so they are left out, as OpenAI's are dropped.
+  if (isObject(redacted) && redacted.logprobs !== undefined) delete redacted.logprobs;
   if (!isObject(original) || !isObject(redacted) || !isObject(original.message) || !isObject(redacted.message)) return;
   const before = original.message;
   const after = redacted.message;

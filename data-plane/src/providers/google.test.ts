@@ -8,6 +8,7 @@ import { fetchWithAppendedEvent, nativeRequest, rawRequest, startFakeProviders }
 import { ProviderRequestError } from "./errors.js";
 import { googleAdapter as adapter } from "./google.js";
 import { parseSse } from "./sse-parser.js";
+import { mapSlots, readSlots } from "./text-slots.js";
 import { redactAnswer } from "../proxy/governance.js";
 
 const contents = [
@@ -418,4 +419,102 @@ test("stream observer: an SSE stream that ends cleanly without a candidate's fin
   } finally {
     await fake.close();
   }
+});
+
+// --- session 25 QA (F1, F3): native slots that were never scanned ---
+
+const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
+
+test("promptParts / mapPromptText: snake_case parts, code execution code and output, and text files (inlineData, base64) are input text; a redaction rewrites exactly that field", (t) => {
+  const body = {
+    contents: [
+      { role: "model", parts: [{ function_call: { name: "f", args: { q: "snake call" } } }, { executableCode: { language: "PYTHON", code: "print(1)" } }, { code_execution_result: { outcome: "OUTCOME_OK", output: "code out" } }] },
+      {
+        role: "user",
+        parts: [
+          { function_response: { name: "f", response: { r: "snake response" }, parts: [{ inline_data: { mime_type: "text/plain", data: b64("attached é") } }] } },
+          { functionResponse: { name: "g", response: {}, parts: [{ inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }, { inlineData: { mimeType: "text/csv", data: b64("a,b") } }] } },
+          { inlineData: { mimeType: "text/plain; charset=utf-8", data: b64("file text") } },
+          { inlineData: { mimeType: "application/pdf", data: b64("%PDF") } },
+          { executable_code: { language: "PYTHON", code: "x = 2" } },
+          { text: "go on" },
+        ],
+      },
+    ],
+  };
+  const original = structuredClone(body);
+  const parts = ["snake call", "print(1)", "code out", "snake response", "attached é", "a,b", "file text", "x = 2", "go on"];
+  t.deepEqual(adapter.promptParts(body), parts);
+  const mapped = adapter.mapPromptText(body, (s) => (s === "attached é" ? "[REDACTED:x] é" : s.toUpperCase())) as typeof body;
+  t.deepEqual(adapter.promptParts(mapped), parts.map((s) => (s === "attached é" ? "[REDACTED:x] é" : s.toUpperCase())));
+  const user = mapped.contents[1]!.parts as Record<string, unknown>[];
+  t.deepEqual(user[0], { function_response: { name: "f", response: { r: "SNAKE RESPONSE" }, parts: [{ inline_data: { mime_type: "text/plain", data: b64("[REDACTED:x] é") } }] } }, "the text file is the base64 of the redacted text");
+  t.deepEqual((user[1] as { functionResponse: { parts: unknown[] } }).functionResponse.parts[0], { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }, "an image is no text");
+  t.deepEqual(user[3], original.contents[1]!.parts[3], "a PDF is no text");
+  t.deepEqual(mapped.contents[0]!.parts[1], { executableCode: { language: "PYTHON", code: "PRINT(1)" } });
+  t.deepEqual(body, original, "the original is untouched");
+  // Unchanged text files keep their bytes (base64 written only by a redaction).
+  const same = adapter.mapPromptText({ contents: [{ role: "user", parts: [{ inlineData: { mimeType: "text/plain", data: "aGk" } }] }] }, (s) => s);
+  t.deepEqual(same, { contents: [{ role: "user", parts: [{ inlineData: { mimeType: "text/plain", data: "aGk" } }] }] });
+});
+
+test("answerToolSlots: an answer's code execution code and output, text files and snake_case function_call args are judged and redacted leaf by leaf (JSON and JSON array of chunks)", (t) => {
+  const answer = (parts: unknown[]) => ({ candidates: [{ index: 0, content: { role: "model", parts }, finishReason: "STOP" }] });
+  const json = answer([
+    { executableCode: { language: "PYTHON", code: 'print("jo@x.io")' } },
+    { codeExecutionResult: { outcome: "OUTCOME_OK", output: "jo@x.io\n" } },
+    { inlineData: { mimeType: "text/plain", data: b64("mail jo@x.io") } },
+    { function_call: { name: "f", args: { to: "jo@x.io" } } },
+    { text: "done" },
+  ]);
+  t.deepEqual(readSlots(json, adapter.answerToolSlots!), ['print("jo@x.io")', "jo@x.io\n", "mail jo@x.io", "jo@x.io"]);
+  const out = mapSlots(json, adapter.answerToolSlots!, (s) => s.replaceAll("jo@x.io", "[E]")) as ReturnType<typeof answer>;
+  t.deepEqual(out.candidates[0]!.content.parts, [
+    { executableCode: { language: "PYTHON", code: 'print("[E]")' } },
+    { codeExecutionResult: { outcome: "OUTCOME_OK", output: "[E]\n" } },
+    { inlineData: { mimeType: "text/plain", data: b64("mail [E]") } },
+    { function_call: { name: "f", args: { to: "[E]" } } },
+    { text: "done" },
+  ]);
+  t.deepEqual(readSlots([answer([{ executableCode: { code: "a" } }]), answer([{ codeExecutionResult: { output: "b" } }])], adapter.answerToolSlots!), ["a", "b"]);
+  t.deepEqual(adapter.parseResponse(json).toolCalls, [{ name: "f" }]);
+});
+
+test("stream observer: code execution code and output and text files are judged with the tool calls' arguments (SSE and JSON array)", (t) => {
+  const chunk = (parts: unknown[], finish?: string) => ({ candidates: [{ index: 0, content: { role: "model", parts }, ...(finish ? { finishReason: finish } : {}) }] });
+  const chunks = [chunk([{ executableCode: { language: "PYTHON", code: "print(2)" } }]), chunk([{ codeExecutionResult: { outcome: "OUTCOME_OK", output: "2" } }, { inlineData: { mimeType: "text/plain", data: b64("f") } }]), chunk([{ text: "two" }], "STOP")];
+  const sse = adapter.streamObserver();
+  sse.push(new TextEncoder().encode(chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join("")));
+  t.deepEqual(sse.end().toolArguments, [{ text: "print(2)" }, { text: "2" }, { text: "f" }]);
+  t.deepEqual(adapter.parseResponse(chunks).toolArguments, [{ text: "print(2)" }, { text: "2" }, { text: "f" }]);
+});
+
+test("afterRedaction: a redacted answer's logprobsResult (chosen tokens and top candidates) is dropped from every candidate, JSON and JSON array", (t) => {
+  const lp = { chosenCandidates: [{ token: "jo@x.io", logProbability: -0.1 }], topCandidates: [{ candidates: [{ token: "jo@x.io", logProbability: -0.1 }] }] };
+  const json = { candidates: [{ index: 0, content: { role: "model", parts: [{ text: "mail jo@x.io" }] }, logprobsResult: lp, avgLogprobs: -0.1, finishReason: "STOP" }] };
+  const redacted = adapter.mapCompletionText(json, (s) => s.replace("jo@x.io", "[E]")) as typeof json;
+  adapter.afterRedaction!(json, redacted, (s) => s);
+  t.false("logprobsResult" in redacted.candidates[0]!);
+  t.is(redacted.candidates[0]!.avgLogprobs, -0.1);
+  t.true("logprobsResult" in json.candidates[0]!, "the original is untouched");
+  const array = [structuredClone(json), structuredClone(json)];
+  adapter.afterRedaction!(array, array, (s) => s);
+  t.false(array.some((r) => "logprobsResult" in r.candidates[0]!));
+});
+
+test("redactAnswer (the JSON answer path): code execution code and output redacted leaf by leaf, logprobsResult dropped, the answer text redacted", (t) => {
+  const json = {
+    candidates: [
+      {
+        index: 0,
+        content: { role: "model", parts: [{ executableCode: { language: "PYTHON", code: `send("${EMAIL}")` } }, { codeExecutionResult: { outcome: "OUTCOME_OK", output: `sent to ${EMAIL}` } }, { text: `Done: ${EMAIL}` }] },
+        logprobsResult: { chosenCandidates: [{ token: EMAIL, logProbability: -0.1 }] },
+        finishReason: "STOP",
+      },
+    ],
+  };
+  const out = JSON.stringify(redactAnswer(adapter, json, [emailRedactor], true, undefined, false, undefined, true));
+  t.false(out.includes(EMAIL), out);
+  t.false(out.includes("logprobsResult"));
+  t.true(out.includes('send(\\"[REDACTED:email]\\")'));
 });

@@ -11,7 +11,7 @@ import { moveQuote, placeByText, placeQuote, quoteText, redactStrings, type Quot
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
-import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, base64TextSlot, isTextMime, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -80,22 +80,75 @@ function resolve(subPath: string, search: string, body: unknown): UpstreamTarget
   };
 }
 
+/** Calls fn with part[camel] and part[snake] that are objects: Google's JSON parser takes a field under either name. */
+function eachSpelling(part: JsonObject, camel: string, snake: string, fn: (value: JsonObject) => void): void {
+  const a = part[camel];
+  if (isObject(a)) fn(a);
+  const b = part[snake];
+  if (isObject(b)) fn(b);
+}
+
+/** The text file a Blob (`inlineData`) carries: its base64 `data`, read as text, when its MIME type is text (else none). */
+function inlineTextSlot(blob: JsonObject, out: TextSlot[]): void {
+  if (typeof blob.data === "string" && blob.data !== "" && isTextMime(blob.mimeType ?? blob.mime_type)) out.push(base64TextSlot(blob, "data"));
+}
+
+/**
+ * The texts of a part that the model's tools or files carry, in this order: the code the model ran with
+ * code execution (`executableCode.code`), its output (`codeExecutionResult.output`), a text file
+ * (`inlineData` with a text MIME type, base64: read as its UTF-8 text, base64TextSlot). Each field under
+ * its camelCase or snake_case name. In a request they are text the model reads; in an answer, output the
+ * client gets (answerToolSlots; in a stream, judged and redacted on their own: policy/stream/formats.ts).
+ */
+export function hostedPartSlots(part: JsonObject, out: TextSlot[]): void {
+  eachSpelling(part, "executableCode", "executable_code", (code) => {
+    if (typeof code.code === "string") out.push(slot(code, "code"));
+  });
+  eachSpelling(part, "codeExecutionResult", "code_execution_result", (result) => {
+    if (typeof result.output === "string") out.push(slot(result, "output"));
+  });
+  eachSpelling(part, "inlineData", "inline_data", (blob) => inlineTextSlot(blob, out));
+}
+
+/** Whether a part has a field hostedPartSlots reads (most parts are text: they skip the walk). */
+export function mayHostText(part: JsonObject): boolean {
+  return (
+    part.executableCode !== undefined ||
+    part.codeExecutionResult !== undefined ||
+    part.inlineData !== undefined ||
+    part.executable_code !== undefined ||
+    part.code_execution_result !== undefined ||
+    part.inline_data !== undefined
+  );
+}
+
+/** A part's `functionCall` (or `function_call`) objects: the model's calls. */
+export function functionCallsOf(part: JsonObject, fn: (call: JsonObject) => void): void {
+  eachSpelling(part, "functionCall", "function_call", fn);
+}
+
 /**
  * Input text of a Content ({parts:[…]}), part by part: `text`, the string leaves of a `functionCall.args`
- * (the model's earlier call sent back to it) and of a `functionResponse.response` (walked in key order,
- * depth first); a bare string is accepted as well.
+ * (the model's earlier call sent back to it), of a `functionResponse.response` (walked in key order,
+ * depth first) and the text files of its `parts`, then the part's code, code output and text file
+ * (hostedPartSlots); each field under its camelCase or snake_case name. A bare string is accepted as well.
  */
 function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   const content = holder[key];
   if (typeof content === "string") return [slot(holder, key)];
   if (!isObject(content)) return [];
-  return asArray(content.parts)
-    .filter(isObject)
-    .flatMap((part) => [
-      ...(typeof part.text === "string" ? [slot(part, "text")] : []),
-      ...(isObject(part.functionCall) ? argumentSlots(part.functionCall, "args") : []),
-      ...(isObject(part.functionResponse) ? leafSlots(part.functionResponse, "response") : []),
-    ]);
+  const slots: TextSlot[] = [];
+  for (const part of asArray(content.parts)) {
+    if (!isObject(part)) continue;
+    if (typeof part.text === "string") slots.push(slot(part, "text"));
+    functionCallsOf(part, (call) => pushAll(slots, argumentSlots(call, "args")));
+    eachSpelling(part, "functionResponse", "function_response", (response) => {
+      pushAll(slots, leafSlots(response, "response"));
+      for (const p of asArray(response.parts)) if (isObject(p)) eachSpelling(p, "inlineData", "inline_data", (blob) => inlineTextSlot(blob, slots));
+    });
+    hostedPartSlots(part, slots);
+  }
+  return slots;
 }
 
 function promptSlots(body: unknown): TextSlot[] {
@@ -204,9 +257,10 @@ function sourcesAfterRedaction(metadata: JsonObject, from: string, to: string, r
  * widget that shows them) are its output too: redacted on their own. `citationMetadata.citationSources`
  * (Vertex AI: `citations`) hold offsets (UTF-8 bytes into the candidate's answer text; in a JSON array
  * of chunks, its text up to and including that chunk, as in a stream) and URIs only: moved the same
- * way, or left as they were.
+ * way, or left as they were. Log probabilities are dropped (dropLogprobs).
  */
 function groundingAfterRedaction(original: unknown, redacted: unknown, redactText: (text: string) => string): void {
+  dropLogprobs(redacted);
   const chunked = Array.isArray(original);
   const before = Array.isArray(original) ? original : [original];
   const after = Array.isArray(redacted) ? redacted : [redacted];
@@ -254,6 +308,18 @@ function groundingAfterRedaction(original: unknown, redacted: unknown, redactTex
       }
     });
   });
+}
+
+/**
+ * Log probabilities (`candidates[].logprobsResult`: the chosen tokens and the top candidates) spell the
+ * answer token by token: after a redaction they would show what it took out, so they are removed from
+ * every candidate, as OpenAI's `logprobs` are (`avgLogprobs`, a number, stays).
+ */
+function dropLogprobs(redacted: unknown): void {
+  for (const response of Array.isArray(redacted) ? redacted : [redacted]) {
+    if (!isObject(response)) continue;
+    for (const candidate of asArray(response.candidates)) if (isObject(candidate) && candidate.logprobsResult !== undefined) delete candidate.logprobsResult;
+  }
 }
 
 /** A text a segment may point into: original, and the redacted copy the client got. */
@@ -328,26 +394,53 @@ function functionCalls(candidate: JsonObject): ToolCallFact[] {
   const content = isObject(candidate.content) ? candidate.content : {};
   const calls: ToolCallFact[] = [];
   for (const part of asArray(content.parts)) {
-    if (!isObject(part) || !isObject(part.functionCall)) continue;
-    const name = asString(part.functionCall.name);
-    if (name === undefined) continue;
-    const id = asString(part.functionCall.id);
-    calls.push(id === undefined ? { name } : { name, id });
+    if (!isObject(part)) continue;
+    functionCallsOf(part, (call) => {
+      const name = asString(call.name);
+      if (name === undefined) return;
+      const id = asString(call.id);
+      calls.push(id === undefined ? { name } : { name, id });
+    });
   }
   return calls;
 }
 
-/** Pushes a candidate's billed output that is not answer text: thought parts' text, functionCall args as JSON. */
+/** Pushes a candidate's billed output that is not answer text: thought parts' text, functionCall args as JSON, executableCode code. */
 function pushUncounted(candidate: JsonObject, out: string[]): void {
   const content = isObject(candidate.content) ? candidate.content : {};
   for (const part of asArray(content.parts)) {
     if (!isObject(part)) continue;
     if (part.thought === true && typeof part.text === "string" && part.text) out.push(part.text);
-    if (isObject(part.functionCall) && part.functionCall.args !== undefined) {
-      const args = argumentsText(part.functionCall.args);
+    functionCallsOf(part, (call) => {
+      const args = call.args === undefined ? "" : argumentsText(call.args);
       if (args) out.push(args);
+    });
+    eachSpelling(part, "executableCode", "executable_code", (code) => {
+      if (typeof code.code === "string" && code.code) out.push(code.code);
+    });
+  }
+}
+
+/**
+ * The slots of an answer's part that outbound policies judge beside its text, leaf by leaf: a
+ * functionCall's args, then the code the model ran, its output and a text file (hostedPartSlots).
+ */
+function answerPartSlots(part: JsonObject, out: TextSlot[]): void {
+  functionCallsOf(part, (call) => pushAll(out, argumentSlots(call, "args")));
+  hostedPartSlots(part, out);
+}
+
+/** answerPartSlots of every part of every candidate of a JSON answer or a JSON array of chunks. */
+function answerToolSlots(json: unknown): TextSlot[] {
+  const out: TextSlot[] = [];
+  for (const response of Array.isArray(json) ? json : [json]) {
+    if (!isObject(response)) continue;
+    for (const candidate of asArray(response.candidates)) {
+      if (!isObject(candidate) || !isObject(candidate.content)) continue;
+      for (const part of asArray(candidate.content.parts)) if (isObject(part)) answerPartSlots(part, out);
     }
   }
+  return out;
 }
 
 /** Facts of one GenerateContentResponse object. */
@@ -399,7 +492,10 @@ class GoogleObserver implements StreamObserver {
   /** Thought-part text by candidate index (reasoningText). */
   private readonly thoughts = new Map<number, string>();
   private readonly tools: ToolCallFact[] = [];
-  /** Each functionCall's args object, in arrival order. */
+  /**
+   * Each functionCall's args object, and each executableCode code, codeExecutionResult output and text
+   * file as `{text}`, in arrival order (ResponseFacts.toolArguments: judged by outbound policies).
+   */
   private readonly toolArgs: unknown[] = [];
   /** Thought text and functionCall args JSON, in arrival order (joined once at end()). */
   private readonly uncounted: string[] = [];
@@ -492,8 +588,17 @@ class GoogleObserver implements StreamObserver {
       let text = this.texts.get(index) ?? "";
       let thought = this.thoughts.get(index);
       for (const part of asArray(content.parts)) {
-        if (isObject(part) && isObject(part.functionCall) && part.functionCall.args !== undefined) this.toolArgs.push(part.functionCall.args);
-        if (!isObject(part) || typeof part.text !== "string") continue;
+        if (!isObject(part)) continue;
+        functionCallsOf(part, (call) => {
+          if (call.args !== undefined) this.toolArgs.push(call.args);
+        });
+        // The code the model ran, its output, a text file: judged with the tool calls' arguments.
+        if (mayHostText(part)) {
+          const hosted: TextSlot[] = [];
+          hostedPartSlots(part, hosted);
+          for (const s of hosted) if (s.get() !== "") this.toolArgs.push({ text: s.get() });
+        }
+        if (typeof part.text !== "string") continue;
         if (part.thought === true) thought = (thought ?? "") + part.text;
         else text += part.text;
       }
@@ -538,15 +643,9 @@ export const googleAdapter: ProviderAdapter = {
     Array.isArray(json) ? mapGroups(json, (arr) => asArray(arr).flatMap(reasoningGroups), fn) : mapGroups(json, reasoningGroups, fn),
   afterRedaction: groundingAfterRedaction,
   quotedText: groundingText,
-  // A JSON answer or a JSON array of chunks: every candidate's functionCall.args, leaf by leaf.
-  answerToolSlots: (json) =>
-    (Array.isArray(json) ? json : [json]).flatMap((r) =>
-      isObject(r)
-        ? asArray(r.candidates).flatMap((c) =>
-            isObject(c) && isObject(c.content) ? asArray(c.content.parts).flatMap((p) => (isObject(p) && isObject(p.functionCall) ? argumentSlots(p.functionCall, "args") : [])) : [],
-          )
-        : [],
-    ),
+  // A JSON answer or a JSON array of chunks: every candidate's functionCall.args, leaf by leaf, and its
+  // code execution's code and output and its text files (answerPartSlots).
+  answerToolSlots,
   streamObserver: () => new GoogleObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
     const status = options?.status ?? 403;

@@ -107,3 +107,21 @@ test("stream observer: a stream that ends cleanly before data: [DONE] ended earl
     await fake.close();
   }
 });
+
+test("a reasoning model's thinking chunks sent back in the history are input text, in content order, rewritten in place (session 25, F1)", (t) => {
+  const history = {
+    model: "magistral-medium-latest",
+    messages: [
+      { role: "system", content: [{ type: "thinking", thinking: "system thought" }, { type: "text", text: "Be brief" }] },
+      { role: "user", content: "Question" },
+      { role: "assistant", content: [{ type: "thinking", thinking: [{ type: "text", text: "earlier plan" }, { type: "reference", reference_ids: [1] }], closed: true }, { type: "text", text: "Answer" }] },
+      { role: "user", content: "go on" },
+    ],
+  };
+  const parts = ["system thought", "Be brief", "Question", "earlier plan", "Answer", "go on"];
+  t.deepEqual(adapter.promptParts(history), parts);
+  t.is(adapter.systemText(history), "system thought\n\nBe brief", "promptText starts with systemText");
+  const mapped = adapter.mapPromptText(history, (s) => s.toUpperCase()) as typeof history;
+  t.deepEqual(adapter.promptParts(mapped), parts.map((s) => s.toUpperCase()));
+  t.deepEqual(mapped.messages[2]!.content, [{ type: "thinking", thinking: [{ type: "text", text: "EARLIER PLAN" }, { type: "reference", reference_ids: [1] }], closed: true }, { type: "text", text: "ANSWER" }]);
+});

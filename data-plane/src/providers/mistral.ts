@@ -21,8 +21,9 @@ import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
 
 /**
  * Usage: prompt_tokens (total input), completion_tokens; prompt_tokens_details.cached_tokens when
- * present. Message content may be a string or an array of chunks; only {type:"text"} chunks are text
- * (thinking chunks of reasoning models are not). Tool calls arrive whole in one delta.
+ * present. Message content may be a string or an array of chunks; only {type:"text"} chunks are answer
+ * text (thinking chunks of reasoning models are reasoning; sent back in the history, input the model
+ * reads). Tool calls arrive whole in one delta.
  */
 export const mistralAdapter: ProviderAdapter = {
   name: "mistral",

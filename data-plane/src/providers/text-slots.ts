@@ -43,6 +43,46 @@ class NumberSlot implements TextSlot {
   }
 }
 
+/**
+ * A slot for a base64 field holding a text file the model reads (Gemini `inlineData` with a `text/*`
+ * MIME type): read as the UTF-8 text it encodes (bytes that are no UTF-8 read as U+FFFD); a redaction
+ * writes the base64 of the redacted text's UTF-8 in its place, and only a redaction writes.
+ */
+class Base64TextSlot implements TextSlot {
+  private decoded: string | undefined;
+
+  constructor(
+    private readonly container: Record<string | number, unknown>,
+    private readonly key: string | number,
+  ) {}
+
+  get(): string {
+    return (this.decoded ??= Buffer.from(this.container[this.key] as string, "base64").toString("utf8"));
+  }
+
+  set(value: string): void {
+    if (value === this.get()) return;
+    this.container[this.key] = Buffer.from(value, "utf8").toString("base64");
+    this.decoded = value;
+  }
+}
+
+/** MIME types other than `text/*` whose files are text (the document types Gemini reads as text). */
+const TEXT_MIME_TYPES = new Set(["application/json", "application/xml", "application/x-javascript", "application/x-typescript", "application/x-python-code", "application/rtf"]);
+
+/** Whether a file of this MIME type (parameters such as `; charset=utf-8` allowed) is text. */
+export function isTextMime(mime: unknown): boolean {
+  if (typeof mime !== "string") return false;
+  const semi = mime.indexOf(";");
+  const type = (semi === -1 ? mime : mime.slice(0, semi)).trim().toLowerCase();
+  return type.startsWith("text/") || TEXT_MIME_TYPES.has(type);
+}
+
+/** A slot for container[key], a base64 string the caller has checked holds a text file (isTextMime). */
+export function base64TextSlot(container: JsonObject | unknown[], key: string | number): TextSlot {
+  return new Base64TextSlot(container as Record<string | number, unknown>, key);
+}
+
 /** A slot for container[key], which the caller has checked holds a string. */
 export function slot(container: JsonObject | unknown[], key: string | number): TextSlot {
   return new FieldSlot(container as Record<string | number, unknown>, key);

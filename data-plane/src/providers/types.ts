@@ -68,8 +68,10 @@ export interface ResponseFacts {
   toolCalls: ToolCallFact[];
   /**
    * Streams only: each tool call's arguments as the provider sent them (the JSON text its fragments make,
-   * or the arguments object), in call order; outbound policies judge their string leaves
-   * (text-slots.ts toolArgumentsText), as answerToolSlots gives them for JSON answers. Absent when none.
+   * or the arguments object), in call order, then what answerToolSlots also reads beside them as `{text}`
+   * (Gemini code execution code and output and text files, Anthropic code execution and MCP results);
+   * outbound policies judge their string leaves (text-slots.ts toolArgumentsText), as answerToolSlots
+   * gives them for JSON answers. Absent when none.
    */
   toolArguments?: unknown[];
   finishReason?: string;
@@ -207,7 +209,10 @@ export interface ProviderAdapter {
    * The text slots of the tool-call arguments in a JSON answer (OpenAI/Mistral `tool_calls[].function.arguments`,
    * Anthropic `tool_use.input`, Gemini `functionCall.args`, Cohere `tool_calls[].function.arguments`), leaf
    * by leaf: outbound policies judge them with the answer (the agent runs the call before any later
-   * request could be scanned) and a redaction rewrites each leaf on its own. Absent: none.
+   * request could be scanned) and a redaction rewrites each leaf on its own. Also the output of the tools
+   * the provider ran for the model, which the client gets beside the text: Gemini `executableCode.code`,
+   * `codeExecutionResult.output` and text files (`inlineData` text/*), Anthropic code execution results
+   * (`stdout`, `stderr`) and `mcp_tool_result` content. Absent: none.
    */
   answerToolSlots?: SlotCollector;
   /**

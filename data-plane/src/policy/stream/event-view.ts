@@ -4,6 +4,7 @@
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
 import { URL_CITATION_UNITS } from "../../providers/chat-completions.js";
+import type { TextSlot } from "../../providers/text-slots.js";
 
 export type Json = Record<string, unknown>;
 export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -56,8 +57,8 @@ export interface EventView {
   toolRepeats?: ToolRepeat[];
   /**
    * Fields that spell the text another way (log probabilities: the tokens of the text, with their
-   * bytes): set to `empty` in every governed event that has them, since a held or redacted text's
-   * tokens would leave with them.
+   * bytes): set to `empty` in every governed event that has them (undefined: the field is left out, as
+   * when the client asked for none), since a held or redacted text's tokens would leave with them.
    */
   drops?: { holder: Json; key: string; empty: unknown }[];
 }
@@ -150,3 +151,22 @@ export function ownTexts(view: EventView, holder: Json, keys: readonly string[])
   }
 }
 
+/** A text slot as a quote holder whose `text` reads and writes the slot (a base64 text file, a value nested in arrays). */
+function slotHolder(s: TextSlot): Json {
+  return {
+    get text() {
+      return s.get();
+    },
+    set text(value: unknown) {
+      s.set(value as string);
+    },
+  };
+}
+
+/**
+ * Text slots (providers/text-slots.ts) on no channel, like ownTexts: each judged and redacted on its own
+ * (a Gemini part's code and code output, an Anthropic code execution result's stdout).
+ */
+export function ownSlots(view: EventView, slots: readonly TextSlot[]): void {
+  for (const s of slots) if (s.get() !== "") ownTexts(view, slotHolder(s), ["text"]);
+}

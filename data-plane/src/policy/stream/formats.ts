@@ -7,9 +7,11 @@
 import type { QuoteFields } from "../../providers/quotes.js";
 import type { OffsetUnit } from "../../providers/text-offsets.js";
 import { chatErrorMessage, REASONING_DETAIL_FIELDS, REASONING_FIELDS, URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
-import { CITATION_SOURCE, CITATION_SOURCE_STRINGS, CITATION_SOURCE_UNITS, citationSourcesOf } from "../../providers/google.js";
+import { CITATION_SOURCE, CITATION_SOURCE_STRINGS, CITATION_SOURCE_UNITS, citationSourcesOf, functionCallsOf, hostedPartSlots, mayHostText } from "../../providers/google.js";
+import type { TextSlot } from "../../providers/text-slots.js";
+import { answerResultSlots, TOOL_BLOCKS } from "../../providers/anthropic.js";
 import type { WireFormat } from "../../providers/index.js";
-import { asArray, EMPTY, indexOf, isObject, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type TextPiece } from "./event-view.js";
+import { asArray, EMPTY, indexOf, isObject, ownSlots, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type TextPiece } from "./event-view.js";
 import { responsesFormat } from "./responses-format.js";
 
 export type { EventView, Quote, StreamFormat, TextPiece, ToolArgPiece } from "./event-view.js";
@@ -185,7 +187,9 @@ const chatCompletions = (wholeToolCalls: boolean): StreamFormat => ({
  * Anthropic Messages, per block index: text blocks (content_block_start text, text_delta; channel `i`)
  * and thinking blocks (content_block_start thinking, thinking_delta; channel `i:thinking`). A thinking
  * block ends with its signature_delta (the signature covers its text), so a held tail leaves before the
- * signature. redacted_thinking blocks are opaque (encrypted) and pass untouched.
+ * signature. redacted_thinking blocks are opaque (encrypted) and pass untouched. A tool call's input
+ * (input_json_delta fragments, or whole in content_block_start) is judged as a call; a code execution
+ * result's output and an MCP tool result's text, whole in their content_block_start, on their own.
  */
 const anthropic: StreamFormat = {
   view(event, _data, json) {
@@ -199,7 +203,18 @@ const anthropic: StreamFormat = {
         if (!isObject(block)) return EMPTY;
         if (block.type === "text" && typeof block.text === "string") return { ...EMPTY, pieces: [piece(channel, block, "text")] };
         if (block.type === "thinking" && typeof block.thinking === "string") return { ...EMPTY, pieces: [piece(thinking, block, "thinking")] };
-        return EMPTY;
+        // A tool call whose input comes whole here (Anthropic sends `{}` and streams it in input_json_delta;
+        // a compatible gateway may not): a call of its own, judged before this event leaves.
+        if (TOOL_BLOCKS.has(String(block.type))) {
+          return isObject(block.input) && Object.keys(block.input).length > 0 ? { ...EMPTY, toolArgs: [toolPiece(channel, channel, block, "input", "json", true)] } : EMPTY;
+        }
+        // The output of the code Anthropic ran, an MCP server's answer (result blocks come whole): judged and redacted on their own.
+        const output: TextSlot[] = [];
+        answerResultSlots(block, output);
+        if (output.length === 0) return EMPTY;
+        const view: EventView = { ...EMPTY };
+        ownSlots(view, output);
+        return view;
       }
       case "content_block_delta": {
         const delta = json.delta;
@@ -236,7 +251,8 @@ const anthropic: StreamFormat = {
  * Gemini GenerateContentResponse chunks: candidates[].content.parts[].text, answer parts (channel `c`)
  * and thought parts (`thought: true`, the reasoning summary; channel `c:thought`). Thoughts come before
  * the answer: the thought channel ends at the candidate's first other part (answer text, function call)
- * or its finish.
+ * or its finish. A part's code execution code and output and a text file come whole in their chunk:
+ * judged and redacted on their own. A candidate's log probabilities are dropped.
  */
 const google: StreamFormat = {
   view(_event, _data, json) {
@@ -251,8 +267,18 @@ const google: StreamFormat = {
       let answered = false;
       if (isObject(content)) {
         asArray(content.parts).forEach((part, n) => {
-          // A functionCall comes whole: its args object is a call of its own, judged in this chunk.
-          if (isObject(part) && isObject(part.functionCall) && isObject(part.functionCall.args)) (view.toolArgs ??= []).push(toolPiece(`${channel}:${n}`, channel, part.functionCall, "args", "json", true));
+          if (!isObject(part)) return;
+          // A functionCall (or function_call) comes whole: its args object is a call of its own, judged in this chunk.
+          let k = 0;
+          functionCallsOf(part, (call) => {
+            if (isObject(call.args)) (view.toolArgs ??= []).push(toolPiece(k++ === 0 ? `${channel}:${n}` : `${channel}:${n}#${k}`, channel, call, "args", "json", true));
+          });
+          // The code the model ran (executableCode), its output and a text file: whole here, judged alone.
+          if (mayHostText(part)) {
+            const hosted: TextSlot[] = [];
+            hostedPartSlots(part, hosted);
+            ownSlots(view, hosted);
+          }
         });
         for (const part of asArray(content.parts)) {
           if (!isObject(part)) continue;
@@ -269,6 +295,8 @@ const google: StreamFormat = {
         view.endsChannels.push(channel);
         view.endsReasoning!.push(thought);
       }
+      // Log probabilities spell the text token by token (chosen and top candidates): dropped from every governed chunk.
+      if (raw.logprobsResult !== undefined && raw.logprobsResult !== null) (view.drops ??= []).push({ holder: raw, key: "logprobsResult", empty: undefined });
       // Recitation citations point into the candidate's answer text (UTF-8 bytes, no text); Vertex AI
       // names the list `citations`.
       if (isObject(raw.citationMetadata)) {
@@ -320,7 +348,7 @@ const PLAN = "plan";
  * Cohere v2, per content index: content-start / content-delta `delta.message.content.text` (channel `i`)
  * and, for reasoning models, `.thinking` (channel `i:thinking`); and the tool plan, tool-plan-delta
  * `delta.message.tool_plan` (channel `plan`), which comes before the tool calls and the answer: it ends
- * at the first tool-call-start or content-start.
+ * at the first tool-call-start or content-start. A content event's `logprobs` are dropped.
  */
 const cohere: StreamFormat = {
   view(event, _data, json) {
@@ -338,7 +366,9 @@ const cohere: StreamFormat = {
         const pieces: TextPiece[] = [];
         if (isObject(content) && typeof content.text === "string") pieces.push(piece(channel, content, "text"));
         if (isObject(content) && typeof content.thinking === "string") pieces.push(piece(`${channel}:thinking`, content, "thinking"));
-        const view: EventView = pieces.length > 0 ? { ...EMPTY, pieces } : EMPTY;
+        let view: EventView = pieces.length > 0 ? { ...EMPTY, pieces } : EMPTY;
+        // Log probabilities (`logprobs: true`) spell the text token by token: dropped from every governed event.
+        if (json.logprobs !== undefined && json.logprobs !== null) view = { ...view, drops: [{ holder: json, key: "logprobs", empty: undefined }] };
         return type === "content-start" ? { ...view, endsReasoning: [PLAN] } : view;
       }
       case "tool-plan-delta": {
