@@ -3,7 +3,7 @@
 import test from "ava";
 import { createRng } from "../pii/fixtures/prng.js";
 import { KeywordAutomaton } from "./keyword-automaton.js";
-import { asciiSpellings, keywordSource } from "./keyword-forms.js";
+import { asciiSpellings, foldLookAlikes, keywordSource, lookAlikeChars, widenToCodePoint } from "./keyword-forms.js";
 import { allMatches, hasMatch, keywordRegex, registerKeywordLists } from "./regex-cache.js";
 
 /** The list's regex alone, as keywordRegex builds it. */
@@ -11,9 +11,10 @@ function plainRegex(words: readonly string[]): RegExp {
   const sorted = [...new Set(words.filter((w) => w.length > 0))].sort((a, b) => b.length - a.length);
   return new RegExp(sorted.map(keywordSource).join("|"), "giu");
 }
+/** The regex's matches on the text with its look-alike characters folded, as keywordRegex reports them. */
 function plainMatches(re: RegExp, text: string): [number, number][] {
   const out: [number, number][] = [];
-  for (const m of text.matchAll(re)) if (m[0].length > 0) out.push([m.index, m.index + m[0].length]);
+  for (const m of foldLookAlikes(text).matchAll(re)) if (m[0].length > 0) out.push([m.index, widenToCodePoint(text, m.index + m[0].length)]);
   return out;
 }
 
@@ -64,14 +65,18 @@ test("a character a keyword may be written with opens a window for the regexes; 
 });
 
 // Random lists and texts built from the keywords in the forms a text may write them in (cases, ß/ss,
-// dotted and dotless i, K and ſ, full-width, invisible characters, decomposed accents, cut short),
+// dotted and dotless i, K and ſ, full-width, invisible characters, decomposed accents, tag characters,
+// mathematical, circled and other NFKC look-alike letters and digits, cut short),
 // among curly quotes, emoji and other scripts: test and matches equal the regex alone.
 test("keyword lists answer as their regexes alone on every text, lists registered together or one by one", (t) => {
   const rng = createRng(24);
   const letters = [..."abcdefghijklmnopqrstuvwxyz", "ss", "k", "s", "i", " ", "-", "ß", "İ", "ı", "é", "\u212a", "ſ", "σ", "ñ", "1"];
-  const noise = ["", " ", "x", "’", "🦅", "Привет", "é", "ñ", "İ", "ı", "\u200b", "ｓ", "\u0301", "—", "SS", "ẞ", "K", ".", "\n"];
+  const noise = ["", " ", "x", "’", "🦅", "Привет", "é", "ñ", "İ", "ı", "\u200b", "ｓ", "\u0301", "—", "SS", "ẞ", "K", ".", "\n",
+    // Session 25: invisible characters beside characters no keyword has or beside letters, tag, mathematical and circled letters.
+    "❤️", "👨\u200d👩\u200d👧", "\u200e", "שלום\u200fעולם", "\u2063", "\u{e0041}", "\u{e0073}\u{e0020}", "𝐱", "𝐬", "ⓐ", "¹", "ª", "\u202e", "\ufe0f"];
   // Half the texts hold only what the automaton decides on: ASCII forms and characters no keyword has.
   const plainNoise = ["", " ", "x", "’", "🦅", "Привет", "—", "SS", ".", "\n"];
+  const invisibles = ["\u2063", "\u200e", "\u202e", "\u202c", "\ufe0f", "\u034f", "\u180e", "\u3164", "\u00ad", "\u2066", "\u{e0001}", "\u{e007f}", "\u{e0101}"];
   const variant = (word: string, clean: boolean): string =>
     [...word]
       .map((c) => {
@@ -84,6 +89,9 @@ test("keyword lists answer as their regexes alone on every text, lists registere
         if (r < 0.38 && c >= "a" && c <= "z") return String.fromCodePoint(c.codePointAt(0)! + 0xfee0);
         if (r < 0.41) return c + "\u200b";
         if (r < 0.44) return c.normalize("NFD");
+        if (r < 0.47) return c + rng.pick(invisibles) + (rng.chance(0.3) ? rng.pick(invisibles) : "");
+        if (r < 0.5 && c.charCodeAt(0) < 0x7f) return String.fromCodePoint(0xe0000 + (rng.chance(0.5) ? c.toUpperCase() : c).charCodeAt(0));
+        if (r < 0.54 && lookAlikeChars(c).length > 0) return rng.pick(lookAlikeChars(c));
         return c;
       })
       .join("");

@@ -4,7 +4,8 @@
 // may be megabytes long. Keyword lists are literal alternations, which V8 matches in linear time.
 import { RE2JS } from "re2js";
 import { KeywordAutomaton, type KeywordScan } from "./keyword-automaton.js";
-import { keywordSource } from "./keyword-forms.js";
+import { isAscii } from "../is-ascii.js";
+import { foldLookAlikes, keywordSource, widenToCodePoint } from "./keyword-forms.js";
 
 /** A compiled pattern: whether it occurs, and every non-empty match as [start, end) UTF-16 offsets. */
 export interface TextPattern {
@@ -195,15 +196,27 @@ function automatonHit(list: KeywordList, exact: TextPattern, text: string): bool
   if (scan === undefined) return undefined;
   if (scan.hits[r.index] === 1) return true;
   const w = scan.windows;
-  for (let i = 0; i < w.length; i += 2) if (exact.test(text.slice(w[i], w[i + 1]))) return true;
+  for (let i = 0; i < w.length; i += 2) if (exact.test(foldLookAlikes(text.slice(w[i], w[i + 1])))) return true;
   return false;
+}
+
+/** The last text with its look-alike characters folded (keyword-forms.ts foldLookAlikes: same length). */
+let foldInput = "";
+let foldOutput = "";
+function folded(text: string): string {
+  if (text !== foldInput) {
+    foldInput = text;
+    foldOutput = isAscii(text) ? text : foldLookAlikes(text);
+  }
+  return foldOutput;
 }
 
 /**
  * A keyword list: whether any keyword occurs, and where. The automaton answers whether for most texts
  * (all lists in one pass); the list's regex, one case-insensitive alternation of the keywords
  * (keywordSource), longest first so that the longest keyword at a position wins, finds where, and answers
- * for the texts the automaton leaves to it. A regex rather than `toLowerCase().indexOf` keeps offsets
+ * for the texts the automaton leaves to it; it runs on the text with its look-alike characters folded
+ * (foldLookAlikes: mathematical and circled letters, tag characters…, the same length). A regex rather than `toLowerCase().indexOf` keeps offsets
  * exact for characters whose lower-case form has another length (e.g. "İ").
  */
 export function keywordRegex(keywords: readonly string[]): TextPattern | null {
@@ -216,8 +229,13 @@ export function keywordRegex(keywords: readonly string[]): TextPattern | null {
       const exact = nativePattern(new RegExp(words.map(keywordSource).join("|"), "giu"));
       const list: KeywordList = { key, words };
       re = {
-        test: (text) => automatonHit(list, exact, text) ?? exact.test(text),
-        matches: (text) => (automatonHit(list, exact, text) === false ? [] : exact.matches(text)),
+        test: (text) => automatonHit(list, exact, text) ?? exact.test(folded(text)),
+        matches(text) {
+          if (automatonHit(list, exact, text) === false) return [];
+          const spans = exact.matches(folded(text));
+          for (const span of spans) span[1] = widenToCodePoint(text, span[1]);
+          return spans;
+        },
       };
     }
     if (keywordLists.size > MAX_ENTRIES) keywordLists.clear();

@@ -2,7 +2,7 @@
 // shadow (same length) and reports offsets into the text as it is, which callers then mask.
 
 import test from "ava";
-import { asciiShadow, SHADOWED_DIGIT_ZEROS } from "./ascii-shadow.js";
+import { asciiShadow, scanForm, SHADOWED_DIGIT_ZEROS, textEnd, textStart } from "./ascii-shadow.js";
 import { detectPii } from "./detect-pii.js";
 import { loadPiiCorpus } from "./fixtures/corpus.js";
 import { createRng, type Rng } from "./fixtures/prng.js";
@@ -99,6 +99,83 @@ test("a text with Unicode separators and digits has exactly the findings of its 
     if (!/^[\x00-\x7f]*$/.test(row.text)) continue;
     const variant = unicodeVariant(rng, row.text);
     const expected = detectPii(row.text);
+    findings += expected.length;
+    const got = detectPii(variant);
+    if (JSON.stringify(got) !== JSON.stringify(expected)) {
+      t.fail(`${row.id}: ${JSON.stringify(variant)} → ${JSON.stringify(got)}, ASCII ${JSON.stringify(expected)}`);
+      return;
+    }
+  }
+  t.true(findings > 500, `the corpus has findings to compare (${findings})`);
+});
+
+// Invisible characters inside a value, U+FE6B and superscript / mathematical digits (session 25, QA F5):
+// scanned without the invisible characters, reported (and masked) as the whole value as written.
+const invisiblePositives: readonly [PiiType, string, string][] = [
+  ["credit_card", "my card is 4111\u200b1111\u200b1111\u200b1111 thanks", "4111\u200b1111\u200b1111\u200b1111"],
+  ["credit_card", "my card is 41\u200b11 11\u200b11 1111 1111 thanks", "41\u200b11 11\u200b11 1111 1111"],
+  ["credit_card", "my card is 4111\u00ad1111\u00ad1111\u00ad1111 thanks", "4111\u00ad1111\u00ad1111\u00ad1111"],
+  ["credit_card", "card 4111\u2063 1111\u200e 1111\ufe0f 1111\u202c", "4111\u2063 1111\u200e 1111\ufe0f 1111"],
+  ["credit_card", "my card is 𝟒𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 thanks", "𝟒𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏"],
+  ["credit_card", "my card is 𝟺𝟷𝟷𝟷-𝟷𝟷𝟷𝟷-𝟷𝟷𝟷𝟷-𝟷𝟷𝟷𝟷", "𝟺𝟷𝟷𝟷-𝟷𝟷𝟷𝟷-𝟷𝟷𝟷𝟷-𝟷𝟷𝟷𝟷"], // monospace digits
+  ["credit_card", "my card is ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹ thanks", "⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹"],
+  ["ssn", "my SSN is 536\u200b-22-8726", "536\u200b-22-8726"],
+  ["ssn", "my SSN is \ufeff5\u200d3\u200c6-2\u20602-8\u034f7\u180e2\u31646", "5\u200d3\u200c6-2\u20602-8\u034f7\u180e2\u31646"],
+  ["ssn", "my SSN is 536-\u{e0032}22-8726", "536-\u{e0032}22-8726"], // a tag character (two units)
+  ["ssn", "my SSN is ₅₃₆-₂₂-₈₇₂₆", "₅₃₆-₂₂-₈₇₂₆"],
+  ["email", "mail jane\u200b.doe@example.com now", "jane\u200b.doe@example.com"],
+  ["email", "mail jane.doe@exa\u00admple.c\u200bom now", "jane.doe@exa\u00admple.c\u200bom"],
+  ["email", "mail jane.doe\ufe6bexample.com now", "jane.doe\ufe6bexample.com"],
+  ["phone", "call me at +1 (415) 555\u200b-0132", "+1 (415) 555\u200b-0132"],
+  ["iban", "IBAN DE89\u200b3704\u200b0044\u200b0532\u200b0130\u200b00", "DE89\u200b3704\u200b0044\u200b0532\u200b0130\u200b00"],
+];
+
+for (const [type, text, value] of invisiblePositives) {
+  test(`invisible characters, ${type}: ${escaped(text)}`, (t) => {
+    t.deepEqual(found(text), [[type, value]]);
+    t.false(/\d|@|\ufe6b|[\u{1d7ce}-\u{1d7ff}]/u.test(maskSpans(text, detectPii(text), "redact").replace(/^[^:]*(?:is|card|mail|at|IBAN) /, "")), "nothing of the value is left");
+  });
+}
+
+test("scanForm: the text without invisible characters, and offsets back into the text", (t) => {
+  const text = "a\u200bb𝟕\u{e0041}c\u00b2\ufe6b\u00a0𝐀";
+  const { text: scanned, cuts } = scanForm(text);
+  t.is(scanned, "ab7c2@ 𝐀", "mathematical letters are kept, two units");
+  t.deepEqual(cuts, [1, 3, 3, 3], "before b; after 7 (its second unit); two before c");
+  t.is(textStart(cuts!, 0), 0);
+  t.is(textStart(cuts!, 1), 2, "b");
+  t.is(textStart(cuts!, 2), 3, "𝟕");
+  t.is(textEnd(text, cuts!, 3), 5, "after 𝟕: both units");
+  t.is(textStart(cuts!, 3), 7, "c, after the tag character");
+  t.is(textEnd(text, cuts!, 4), 8);
+  t.deepEqual(scanForm("Résumé — 589-31-6325"), { text: "Résumé - 589-31-6325", cuts: null });
+  t.deepEqual(scanForm("x ¹ y"), { text: "x 1 y", cuts: null }, "replaced only: the same length");
+  t.deepEqual(scanForm("µ 𝐀 \ud835"), { text: "µ 𝐀 \ud835", cuts: null }, "a lone surrogate is kept");
+});
+
+/** The ASCII text with invisible characters between its characters and some digits as mathematical or superscript digits. */
+function invisibleVariant(rng: Rng, text: string): { variant: string; at: number[] } {
+  const invisibles = ["\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\u2063", "\ufeff", "\u200e", "\u202c", "\ufe0f", "\u034f", "\u{e0020}", "\u{e0061}"];
+  const digitForms = [(d: number) => String.fromCodePoint(0x1d7ce + d), (d: number) => String.fromCodePoint(0x1d7f6 + d), (d: number) => String.fromCharCode(0x2080 + d)];
+  const form = rng.pick(digitForms);
+  let variant = "";
+  const at: number[] = []; // variant offset of each character of text, then of its end
+  for (const ch of text) {
+    if (rng.chance(0.15)) variant += rng.pick(invisibles);
+    at.push(variant.length);
+    variant += ch >= "0" && ch <= "9" && rng.chance(0.3) ? form(ch.charCodeAt(0) - 48) : ch;
+  }
+  at.push(variant.length);
+  return { variant, at };
+}
+
+test("a text with invisible characters and other digits has the findings of its ASCII form, spans widened: labelled corpus", (t) => {
+  const rng = createRng(2525);
+  let findings = 0;
+  for (const row of loadPiiCorpus()) {
+    if (!/^[\x00-\x7f]*$/.test(row.text)) continue;
+    const { variant, at } = invisibleVariant(rng, row.text);
+    const expected = detectPii(row.text).map((f) => ({ ...f, start: at[f.start]!, end: at[f.end - 1]! + (variant.codePointAt(at[f.end - 1]!)! > 0xffff ? 2 : 1) }));
     findings += expected.length;
     const got = detectPii(variant);
     if (JSON.stringify(got) !== JSON.stringify(expected)) {

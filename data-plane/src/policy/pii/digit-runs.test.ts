@@ -45,7 +45,7 @@ function rawMatches(scan: DigitScan, text: string, windowed: boolean): string[] 
 }
 
 const PIECES = [
-  " ", " ", " ", "-", ".", "/", "(", ")", "+", ":", ", ", "\n", "  ",
+  " ", " ", " ", "-", ".", "/", "(", ")", "+", ":", ", ", "\n", "  ", "\t", "\r\n",
   "card", "visa", "ssn", "social security", "routing", "aba", "bank", "iban", "DE", "GB", "FR", "phone", "tel", "call",
   "passport", "born", "date of birth", "DOB", "March", "14th of", "Sept.", "x", "A", "ZZ", "order", "the", "v",
 ];
@@ -59,6 +59,8 @@ const SAMPLES = [
   // Dates of birth with 2-digit years (skipped without a 4-digit run unless a 2-digit run follows "/", "." or "-").
   "DOB: 03/14/85", "dob 14.03.85", "born 3/4/85", "patient_dob: 14-Mar-85", "dateOfBirth 14/Mar/85", "DOB 19850314", "dob=1985-3-14T00:00:00Z",
   "customer_ssn=536221234", "routing_number 021000021",
+  // Session 25: mixed, tab, slash and line-break separators in cards, a wrapped SSN.
+  "4111-1111 1111-1111", "4111 1111\n1111 1111", "4111\t1111\t1111\t1111", "4111/1111/1111/1111", "4111\r\n1111 1111-1111", "536-22-\n8726", "536-\r\n22-8726",
 ];
 
 function randomText(rng: Rng): string {

@@ -9,7 +9,8 @@ import type { PiiFinding, Recognizer } from "../types.js";
 // Local parts and domain labels may hold any letter (internationalized addresses, RFC 6531, and IDN
 // domains): an ASCII-only local part cut "müller@example.de" to "mü[REDACTED:email]".
 // The TLD: letters (IDN TLDs such as "рф" too) or punycode "xn--…", checked against the root zone (tlds.ts).
-const EMAIL_RE = /[\p{L}\p{M}\p{N}._%+'&-]{1,64}@((?:[\p{L}\p{M}\p{N}-]{1,63}\.){1,8})((?:[Xx][Nn]--[A-Za-z0-9-]{1,59})|[\p{L}\p{M}]{2,63})(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}]|:[\w/~])/uy;
+// A line break right after the "@" (an address wrapped there, session 25, QA F6) is part of it.
+const EMAIL_RE = /[\p{L}\p{M}\p{N}._%+'&-]{1,64}@(?:\r?\n)?((?:[\p{L}\p{M}\p{N}-]{1,63}\.){1,8})((?:[Xx][Nn]--[A-Za-z0-9-]{1,59})|[\p{L}\p{M}]{2,63})(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}]|:[\w/~])/uy;
 const NON_ASCII_WORD_CHAR = /[\p{L}\p{M}\p{N}]/u;
 const CONTEXT_RE = /\b(?:e-?mail|mail|contact|address|courriel|correo)\b/i;
 const MAX_LOCAL = 64;
