@@ -151,8 +151,8 @@ export function ownTexts(view: EventView, holder: Json, keys: readonly string[])
   }
 }
 
-/** A text slot as a quote holder whose `text` reads and writes the slot (a base64 text file, a value nested in arrays). */
-function slotHolder(s: TextSlot): Json {
+/** A text slot as a quote holder whose `text` reads and writes the slot (a base64 text file, a value nested in arrays, a JSON leaf). */
+export function slotHolder(s: TextSlot): Json {
   return {
     get text() {
       return s.get();

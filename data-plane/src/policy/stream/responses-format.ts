@@ -12,8 +12,7 @@
 // are judged and redacted alone. Log probabilities (the text's tokens) are dropped from governed events.
 import { URL_CITATION, URL_CITATION_UNITS } from "../../providers/chat-completions.js";
 import { agentActionKey, FILE_CITATION_TYPES, hostedToolSlots, RESPONSE_TERMINAL_EVENTS } from "../../providers/openai-responses.js";
-import type { TextSlot } from "../../providers/text-slots.js";
-import { asArray, EMPTY, isObject, ownTexts, piece, toolPiece, type EventView, type Json, type StreamFormat, type ToolRepeat } from "./event-view.js";
+import { asArray, EMPTY, isObject, ownTexts, piece, slotHolder, toolPiece, type EventView, type Json, type StreamFormat, type ToolRepeat } from "./event-view.js";
 
 const num = (v: unknown, fallback = 0): number => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : fallback);
 
@@ -37,17 +36,6 @@ function dropLogprobs(v: EventView, holder: Json): void {
   if (Array.isArray(holder.logprobs) && holder.logprobs.length > 0) (v.drops ??= []).push({ holder, key: "logprobs", empty: [] });
 }
 
-/** A text slot as a quote holder whose `text` reads and writes the slot (a value nested in arrays, a JSON leaf). */
-function slotHolder(s: TextSlot): Json {
-  return {
-    get text() {
-      return s.get();
-    },
-    set text(value: unknown) {
-      s.set(value as string);
-    },
-  };
-}
 
 /** Texts of a hosted tool's item (providers/openai-responses.ts hostedToolSlots): judged and redacted on their own. */
 function hostedTexts(v: EventView, item: Json): void {
