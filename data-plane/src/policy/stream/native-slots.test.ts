@@ -7,52 +7,20 @@
 // Gemini's JSON-array stream held whole.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
-import { AgentSchema, PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
+import { AgentSchema, type Policy } from "@agentgov/proto";
 import { getProvider, parseSse, type ProviderName } from "../../providers/index.js";
 import type { TraceDraft } from "../../trace/builder.js";
 import { governStream } from "./index.js";
+import { outboundPolicy, streamDraft } from "./testing/stream-fixtures.js";
 
 const EMAIL = "jo.smith@example.com";
 const KEYWORD = "zorblaxquux";
 
-function policy(action: "block" | "redact", conditions: Partial<{ piiTypes: string[]; keywords: string[] }>): Policy {
-  return create(PolicySchema, { id: `pol_${action}`, name: action, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", ...conditions }) });
-}
+const policy = outboundPolicy;
 const REDACT = [policy("redact", { piiTypes: ["email"] })];
 const BLOCK = [policy("block", { keywords: [KEYWORD] })];
 
-function draft(provider: ProviderName): TraceDraft {
-  const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 };
-  return {
-    id: "trc_test",
-    tenantId: "ten_test",
-    agentId: "agt_test",
-    agentName: "test",
-    environment: "test",
-    provider,
-    model: "m",
-    requestId: "req_test",
-    receivedAtMs: 0,
-    streamed: true,
-    status: "success",
-    httpStatus: 200,
-    errorCode: "",
-    prompt: "hello",
-    completion: "",
-    piiScanEnabled: true,
-    promptPii: [],
-    completionPii: [],
-    injectionScore: 0,
-    evaluations: [],
-    fired: [],
-    blockedCount: 0,
-    usage,
-    tokensEstimated: false,
-    cost: { inputCost: 0, outputCost: 0, totalCost: 0, pricePerMillionInput: 0, pricePerMillionOutput: 0, priceMissing: false, priceVersion: "" },
-    timing: { totalMs: 0, providerMs: 0, spans: {} },
-    toolCalls: [],
-  };
-}
+const draft = (provider: ProviderName): TraceDraft => streamDraft(provider, "m");
 
 /** governStream over `body` (SSE, or Gemini's JSON array with `json`), written in `size`-byte chunks. */
 function governed(provider: ProviderName, body: string, policies: Policy[], size = body.length, json = false): { out: string; d: TraceDraft; stopped: boolean } {

@@ -7,51 +7,19 @@
 // is an unfinished piece, such as a value cut in the middle that no detector recognises.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
-import { AgentSchema, PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
+import { AgentSchema, type Policy } from "@agentgov/proto";
 import { nativeRequest, rawRequest, startFakeProviders } from "../../../../test/fakes/providers/index.js";
 import { getProvider, parseSse, PROVIDERS, type ProviderName } from "../../providers/index.js";
 import type { TraceDraft } from "../../trace/builder.js";
 import { governStream } from "./index.js";
+import { outboundPolicy, streamDraft } from "./testing/stream-fixtures.js";
 
 const EMAIL = "jo.smith@example.com";
 const CT = "application/json; charset=UTF-8";
 
-function policy(action: "block" | "redact", conditions: Partial<{ piiTypes: string[]; keywords: string[] }>): Policy {
-  return create(PolicySchema, { id: `pol_${action}`, name: action, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "outbound", ...conditions }) });
-}
+const policy = outboundPolicy;
 
-function draft(): TraceDraft {
-  const usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 };
-  return {
-    id: "trc_test",
-    tenantId: "ten_test",
-    agentId: "agt_test",
-    agentName: "test",
-    environment: "test",
-    provider: "google",
-    model: "gemini-2.5-flash",
-    requestId: "req_test",
-    receivedAtMs: 0,
-    streamed: true,
-    status: "success",
-    httpStatus: 200,
-    errorCode: "",
-    prompt: "hello",
-    completion: "",
-    piiScanEnabled: true,
-    promptPii: [],
-    completionPii: [],
-    injectionScore: 0,
-    evaluations: [],
-    fired: [],
-    blockedCount: 0,
-    usage,
-    tokensEstimated: false,
-    cost: { inputCost: 0, outputCost: 0, totalCost: 0, pricePerMillionInput: 0, pricePerMillionOutput: 0, priceMissing: false, priceVersion: "" },
-    timing: { totalMs: 0, providerMs: 0, spans: {} },
-    toolCalls: [],
-  };
-}
+const draft = (): TraceDraft => streamDraft("google", "gemini-2.5-flash");
 
 /** The held array governor's output for `body` written in `size`-byte chunks, and the trace draft. */
 function governed(body: Buffer, policies: Policy[], size: number): { out: Buffer; d: TraceDraft } {
