@@ -19,7 +19,7 @@ import { TraceShipper } from "./trace/shipper.js";
 import { renderMetrics, readiness } from "./sidecar-status.js";
 import { RateLimiter } from "./limits/rate-limiter.js";
 import { BudgetLedger } from "./limits/budget.js";
-import { restoreSpendFromSpool, withAckHook } from "./limits/spool-spend.js";
+import { restoreSpendFromSpool } from "./limits/spool-spend.js";
 import { createProxyHandler } from "./proxy/handler.js";
 import { answerClientError } from "./proxy/client-error.js";
 import { governStream } from "./policy/stream/index.js";
@@ -100,9 +100,10 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
   const gate = new ResponseGate(config.SPOOL_COMMIT_WAIT_MS);
   // Spend of traces the control plane has not acknowledged yet still counts against budgets after a restart.
   await restoreSpendFromSpool(queue, budget);
-  const shipper = new TraceShipper(transport, config.SIDECAR_KEY, withAckHook(queue, (ids) => budget.acknowledged(ids)), {
+  const shipper = new TraceShipper(transport, config.SIDECAR_KEY, queue, {
     onError: (e) => log.warn({ err: String(e) }, "ingest error; unacknowledged traces will be sent again"),
     onRejected: (id, reason) => log.error({ traceId: id, reason }, "trace rejected by the control plane"),
+    onAcknowledged: (ids, spend) => budget.acknowledged(ids, spend),
   });
   shipper.start();
 

@@ -1,4 +1,5 @@
-// Ingest.Upload: sidecars stream batches of traces; each batch is acknowledged once stored (and counted).
+// Ingest.Upload: sidecars stream batches of traces; each batch is acknowledged once stored (and counted),
+// with the agents' spend today as counted with it (ingest/acked-spend.ts).
 // Traces of another tenant, of unknown agents or that break the Trace contract are rejected for good
 // (the sidecar drops them). A stream works on up to MAX_IN_FLIGHT batches at once (the sidecar sends
 // up to 8 before waiting), answering them in order; when the writer is full, the stream stops
@@ -18,6 +19,7 @@ import type { Db } from "../stores/postgres/db.js";
 import { IngestWriteError, type IngestWriter } from "../ingest/writer.js";
 import { authenticateSidecar } from "./auth.js";
 import { isKeyActive } from "../stores/postgres/identity-repo.js";
+import { ackedSpend } from "../ingest/acked-spend.js";
 
 const TRACE_ID = /^trc_[0-9A-HJKMNP-TV-Z]{26}$/;
 const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -90,10 +92,12 @@ export function ingestHandlers(db: Db, writer: IngestWriter) {
         }
         const refused = await writer.write(accepted, ctx.signal);
         for (const [traceId, reason] of refused) rejected.push(create(RejectedTraceSchema, { traceId, reason }));
+        const stored = refused.size === 0 ? accepted : accepted.filter((t) => !refused.has(t.facts.id));
         return create(UploadResponseSchema, {
           batchId: req.batchId,
-          ackedTraceIds: (refused.size === 0 ? accepted : accepted.filter((t) => !refused.has(t.facts.id))).map((t) => t.facts.id),
+          ackedTraceIds: stored.map((t) => t.facts.id),
           rejected,
+          spend: await ackedSpend(db, tenantId, stored.map((t) => t.facts)),
         });
       };
 

@@ -12,14 +12,23 @@
 // is in flight, as the one in-flight allowance (so a budget smaller than one request's maximum cost is
 // still usable, and the overshoot is bounded by one request's real cost).
 //
-// Local spend is kept per trace id until the control plane's figure includes it: the trace store
-// acknowledges a trace only after the figure was recomputed with it, so an acknowledged trace is
-// retired at once when the figure the sidecar holds already grew by its cost since it was settled,
-// else at the next increase of the figure (Sync delivers that change right after the acknowledgement).
+// Local spend is kept per trace id until the control plane's figure includes it. The control plane
+// acknowledges a batch of traces only after it recomputed the day's figure with them, and the
+// acknowledgement carries that figure (UploadResponse.spend): the ledger takes the higher of it and the
+// figure Sync delivered (a day's figure only grows), and retires the acknowledged traces at once, so a
+// trace is never counted by neither. (Guessing from the Sync figure's growth alone cannot tell which of
+// several traces settled at the same figure a growth includes: session 25 measured +20 % overshoot.)
 // At start, traces still in the spool (not acknowledged) are restored as local spend.
 
 export interface BudgetView {
   controlPlaneSpend(agentId: string, day: string): number;
+}
+
+/** A day's figure the control plane computed with an acknowledged batch (UploadResponse.spend). */
+export interface AckedSpend {
+  agentId: string;
+  day: string;
+  spentUsd: number;
 }
 
 /** Requests admitted beyond what the budget has room for, per agent and sidecar (see tryReserve). */
@@ -41,10 +50,6 @@ interface LocalEntry {
   key: string;
   day: string;
   cost: number;
-  /** The control plane's figure when this spend was settled (it did not include it then). */
-  cpAtSettle: number;
-  /** The figure when the trace store acknowledged the trace (-1 = not acknowledged yet). */
-  cpAtAck: number;
 }
 
 export interface RestoredSpend {
@@ -66,9 +71,9 @@ export class BudgetLedger {
   /** agent|day → open reservations (amount includes loose ones at their upper bound). */
   private readonly reserved = new Map<string, { amount: number; count: number; loose?: Set<Reservation> }>();
   private readonly entries = new Map<string, LocalEntry>();
-  /** agent|day → acknowledged trace ids waiting for the figure to grow. */
-  private readonly waiting = new Map<string, Set<string>>();
-  /** agent|day → last control-plane figure seen. */
+  /** agent|day → the highest figure an acknowledgement carried. */
+  private readonly ackedFigure = new Map<string, number>();
+  /** agent|day → last control-plane figure seen over Sync. */
   private readonly lastFigure = new Map<string, number>();
   /** Settled spend without a trace id (callers that do not say): absorbed by figure increases. */
   private readonly anonymous = new Map<string, number>();
@@ -86,10 +91,17 @@ export class BudgetLedger {
     else map.set(k, next);
   }
 
+  /** The control plane's figure for the agent's day: what Sync delivered or an acknowledgement carried, the higher. */
+  private figure(agentId: string, day: string, k: string): number {
+    const acked = this.ackedFigure.get(k);
+    const synced = this.view.controlPlaneSpend(agentId, day);
+    return acked !== undefined && acked > synced ? acked : synced;
+  }
+
   /** Spend counted for the agent's day: control plane + local + reserved. */
   spent(agentId: string, day: string): number {
     const k = this.key(agentId, day);
-    return this.view.controlPlaneSpend(agentId, day) + (this.local.get(k) ?? 0) + (this.anonymous.get(k) ?? 0) + (this.reserved.get(k)?.amount ?? 0);
+    return this.figure(agentId, day, k) + (this.local.get(k) ?? 0) + (this.anonymous.get(k) ?? 0) + (this.reserved.get(k)?.amount ?? 0);
   }
 
   /** Requests of the agent in flight (reserved, not settled) for the day. */
@@ -182,7 +194,7 @@ export class BudgetLedger {
   private addEntry(traceId: string, agentId: string, day: string, cost: number): void {
     if (this.entries.has(traceId)) return;
     const k = this.key(agentId, day);
-    this.entries.set(traceId, { key: k, day, cost, cpAtSettle: this.view.controlPlaneSpend(agentId, day), cpAtAck: -1 });
+    this.entries.set(traceId, { key: k, day, cost });
     this.add(this.local, k, cost);
   }
 
@@ -191,21 +203,21 @@ export class BudgetLedger {
     for (const s of list) if (s.cost > 0) this.addEntry(s.traceId, s.agentId, s.day, s.cost);
   }
 
-  /** The trace store acknowledged (or rejected for good) these traces. */
-  acknowledged(traceIds: readonly string[]): void {
+  /**
+   * The control plane acknowledged (or rejected for good) these traces; `spend` = the figures it computed
+   * with them (each agent and day the batch charged, as the control plane's UTC day saw it). They are
+   * retired now: an acknowledged trace is in the figure that came with it (a trace of a day the control
+   * plane no longer computes, and a rejected one, will never be in any figure).
+   */
+  acknowledged(traceIds: readonly string[], spend: readonly AckedSpend[] = []): void {
+    for (const s of spend) {
+      if (!Number.isFinite(s.spentUsd) || s.spentUsd < 0 || s.day < this.today) continue;
+      const k = this.key(s.agentId, s.day);
+      if (s.spentUsd > (this.ackedFigure.get(k) ?? 0)) this.ackedFigure.set(k, s.spentUsd);
+    }
     for (const id of traceIds) {
       const e = this.entries.get(id);
-      if (!e || e.cpAtAck >= 0) continue;
-      const [agentId] = e.key.split("|") as [string];
-      const figure = this.view.controlPlaneSpend(agentId, e.day);
-      if (figure + EPS >= e.cpAtSettle + e.cost) {
-        this.retire(id, e); // the figure already grew by at least this cost: it includes it
-        continue;
-      }
-      e.cpAtAck = figure;
-      let set = this.waiting.get(e.key);
-      if (!set) this.waiting.set(e.key, (set = new Set()));
-      set.add(id);
+      if (e) this.retire(id, e);
     }
   }
 
@@ -215,24 +227,14 @@ export class BudgetLedger {
     const before = this.lastFigure.get(k) ?? 0;
     this.lastFigure.set(k, next);
     if (next <= before + EPS) return;
+    // Spend settled without a trace id cannot be matched to an acknowledgement: an increase absorbs it.
     this.add(this.anonymous, k, -(next - before));
     if ((this.anonymous.get(k) ?? 0) < 0) this.anonymous.delete(k);
-    const set = this.waiting.get(k);
-    if (!set) return;
-    for (const id of [...set]) {
-      const e = this.entries.get(id);
-      if (!e || next > e.cpAtAck + EPS) {
-        set.delete(id);
-        if (e) this.retire(id, e);
-      }
-    }
-    if (set.size === 0) this.waiting.delete(k);
   }
 
   private retire(id: string, e: LocalEntry): void {
     this.entries.delete(id);
     this.add(this.local, e.key, -e.cost);
-    this.waiting.get(e.key)?.delete(id);
   }
 
   /** Forgets local spend of past days (they no longer count against any budget). */
@@ -240,8 +242,7 @@ export class BudgetLedger {
     if (day === this.today) return;
     this.today = day;
     for (const [id, e] of this.entries) if (e.day < day) this.retire(id, e);
-    for (const map of [this.local, this.anonymous, this.lastFigure]) for (const k of map.keys()) if (k.slice(k.lastIndexOf("|") + 1) < day) map.delete(k);
-    for (const k of this.waiting.keys()) if (k.slice(k.lastIndexOf("|") + 1) < day) this.waiting.delete(k);
+    for (const map of [this.local, this.anonymous, this.lastFigure, this.ackedFigure]) for (const k of map.keys()) if (k.slice(k.lastIndexOf("|") + 1) < day) map.delete(k);
   }
 
   stats(): BudgetStats {

@@ -1,6 +1,6 @@
 // Rate-limit window edges (exact times) and the budget ledger's accounting: reservations under
-// concurrency, the in-flight allowance, local spend retired exactly once when the control plane's
-// figure includes it (whichever of acknowledgement and Sync update comes first), restore after restart.
+// concurrency, the in-flight allowance, local spend retired exactly once against the figure an
+// acknowledgement carries (whichever of acknowledgement and Sync update comes first), restore after restart.
 import test from "ava";
 import { RateLimiter, WINDOW_MS } from "./rate-limiter.js";
 import { BudgetLedger } from "./budget.js";
@@ -68,13 +68,14 @@ test("budget: the in-flight allowance admits one request that does not fit, only
   t.true(ledger.spent("a", D) > 0.01 && ledger.spent("a", D) < 0.0111);
 });
 
-test("budget: local spend is retired once the control plane's figure includes it (Sync after the acknowledgement)", (t) => {
+test("budget: an acknowledgement retires local spend against the figure it carries; Sync catching up counts it once", (t) => {
   const { ledger, sync } = newLedger();
   t.true(ledger.tryReserve("a", D, 1, 0.1));
   ledger.settle("a", D, 0.1, 0.05, "trc_1");
   t.is(ledger.spent("a", D), 0.05);
-  ledger.acknowledged(["trc_1"]);
-  t.is(ledger.spent("a", D), 0.05, "acknowledged, figure not arrived yet: still counted locally");
+  ledger.acknowledged(["trc_1"], [{ agentId: "a", day: D, spentUsd: 0.05 }]);
+  t.is(ledger.spent("a", D), 0.05, "acknowledged: counted by the figure that came with it, not locally");
+  t.is(ledger.stats().localEntries, 0);
   sync("a", D, 0.05);
   t.is(ledger.spent("a", D), 0.05, "counted once, by the control plane");
   sync("a", D, 0.05);
@@ -87,8 +88,92 @@ test("budget: … and when the Sync figure arrives before the acknowledgement", 
   ledger.settle("a", D, 0.1, 0.05, "trc_1");
   sync("a", D, 0.05);
   t.is(ledger.spent("a", D), 0.1, "briefly counted twice (figure + local): conservative");
-  ledger.acknowledged(["trc_1"]);
-  t.is(ledger.spent("a", D), 0.05, "the figure grew by the cost since it was settled: retired at the acknowledgement");
+  ledger.acknowledged(["trc_1"], [{ agentId: "a", day: D, spentUsd: 0.05 }]);
+  t.is(ledger.spent("a", D), 0.05);
+});
+
+test("budget: several traces settled at one figure are not all retired by the growth one of them caused", (t) => {
+  // Session 25's QA reproduction: four calls of 1 settle while the figure is 0; the control plane
+  // stores the first alone (figure 1), then the other three (figure 4). The old ledger retired all
+  // three at the second acknowledgement because the Sync figure it held (1) had grown by ≥ each one's
+  // cost since they settled, and counted 1 until Sync delivered 4.
+  const { ledger, sync } = newLedger();
+  for (const id of ["t0", "t1", "t2", "t3"]) ledger.settle("a", D, 2, 1, id);
+  t.is(ledger.spent("a", D), 4);
+  ledger.acknowledged(["t0"], [{ agentId: "a", day: D, spentUsd: 1 }]);
+  t.is(ledger.spent("a", D), 4);
+  sync("a", D, 1);
+  t.is(ledger.spent("a", D), 4);
+  ledger.acknowledged(["t1", "t2", "t3"], [{ agentId: "a", day: D, spentUsd: 4 }]);
+  t.is(ledger.spent("a", D), 4, "the acknowledgement's figure counts them before Sync delivers it");
+  t.false(ledger.tryReserve("a", D, 4, 0.01), "the budget of 4 is spent");
+  sync("a", D, 4);
+  t.is(ledger.spent("a", D), 4);
+});
+
+test("budget: an older figure (Sync or acknowledgement) never lowers the one held", (t) => {
+  const { ledger, sync } = newLedger();
+  ledger.settle("a", D, 0, 2, "t1");
+  ledger.acknowledged(["t1"], [{ agentId: "a", day: D, spentUsd: 3 }]); // 1 spent elsewhere too
+  sync("a", D, 1); // a Sync figure computed before the batch
+  t.is(ledger.spent("a", D), 3);
+  ledger.acknowledged([], [{ agentId: "a", day: D, spentUsd: 2.5 }]); // another replica's older read
+  t.is(ledger.spent("a", D), 3);
+  ledger.acknowledged([], [{ agentId: "a", day: D, spentUsd: Number.NaN }, { agentId: "a", day: D, spentUsd: -1 }]);
+  t.is(ledger.spent("a", D), 3);
+  sync("a", D, 3.5);
+  t.is(ledger.spent("a", D), 3.5);
+});
+
+test("budget: random interleavings of settlements, batched acknowledgements and late Sync figures never count less than was spent", (t) => {
+  // One sidecar and "the others" (spend only the control plane sees). The control plane stores this
+  // sidecar's traces in batches, in settle order, acknowledging each with the figure it computed; Sync
+  // delivers a figure some steps after it was computed. The ledger must never count less than the
+  // spend it knows of (its own settlements plus the figure it was given), and must end exact.
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (let round = 0; round < 300; round++) {
+    const { ledger, sync } = newLedger();
+    let stored = 0; // the control plane's figure (all stored spend)
+    let mine = 0; // this sidecar's settled spend
+    let othersSeen = 0; // spend of others included in a figure the sidecar was given
+    let othersStored = 0;
+    const unshipped: { id: string; cost: number }[] = [];
+    const syncQueue: { figure: number; others: number }[] = [];
+    let n = 0;
+    for (let step = 0; step < 60; step++) {
+      const r = rand();
+      if (r < 0.35) {
+        const cost = Math.round(rand() * 100) / 100 + 0.01;
+        const id = `t${n++}`;
+        ledger.settle("a", D, 0, cost, id);
+        mine += cost;
+        unshipped.push({ id, cost });
+      } else if (r < 0.45) {
+        const cost = Math.round(rand() * 100) / 100;
+        stored += cost;
+        othersStored += cost;
+        syncQueue.push({ figure: stored, others: othersStored });
+      } else if (r < 0.7 && unshipped.length > 0) {
+        const batch = unshipped.splice(0, 1 + Math.floor(rand() * unshipped.length));
+        for (const b of batch) stored += b.cost;
+        syncQueue.push({ figure: stored, others: othersStored });
+        ledger.acknowledged(batch.map((b) => b.id), [{ agentId: "a", day: D, spentUsd: stored }]);
+        othersSeen = Math.max(othersSeen, othersStored);
+      } else if (syncQueue.length > 0) {
+        const f = syncQueue.splice(0, 1 + Math.floor(rand() * syncQueue.length)).at(-1)!;
+        sync("a", D, f.figure);
+        othersSeen = Math.max(othersSeen, f.others);
+      }
+      t.true(ledger.spent("a", D) >= mine + othersSeen - 1e-9, `round ${round} step ${step}: ${ledger.spent("a", D)} < ${mine + othersSeen}`);
+    }
+    const batch = unshipped.splice(0);
+    for (const b of batch) stored += b.cost;
+    ledger.acknowledged(batch.map((b) => b.id), [{ agentId: "a", day: D, spentUsd: stored }]);
+    sync("a", D, stored);
+    t.true(Math.abs(ledger.spent("a", D) - stored) < 1e-9, `round ${round}: ends exact`);
+    t.is(ledger.stats().localEntries, 0);
+  }
 });
 
 test("budget: another sidecar's spend does not retire this sidecar's unacknowledged spend", (t) => {
@@ -106,7 +191,8 @@ test("budget: restored spool spend counts until acknowledged; past days are forg
     { traceId: "trc_2", agentId: "a", day: D, cost: 0.2 },
   ]);
   t.is(ledger.spent("a", D), 0.5);
-  ledger.acknowledged(["trc_1", "trc_2"]);
+  ledger.acknowledged(["trc_1", "trc_2"], [{ agentId: "a", day: D, spentUsd: 0.5 }]);
+  t.is(ledger.spent("a", D), 0.5);
   sync("a", D, 0.5);
   t.is(ledger.spent("a", D), 0.5);
   ledger.settle("a", "2026-11-22", 0, 0.1, "trc_3");

@@ -1,27 +1,11 @@
-// Ties the budget ledger to the trace spool: acknowledgements from the control plane retire local
-// spend (budget.ts), and at start the spool's unacknowledged traces of today are counted again, so a
-// sidecar restart within the day does not forget spend the control plane has not seen.
+// Ties the budget ledger to the trace spool: at start the spool's unacknowledged traces of today are
+// counted again, so a sidecar restart within the day does not forget spend the control plane has not
+// seen (acknowledgements then retire it: budget.ts).
 import { fromBinary } from "@bufbuild/protobuf";
 import { TraceSchema, type Trace } from "@agentgov/proto";
 import type { TraceQueue } from "../trace/queue.js";
 import { budgetCharge } from "../pricing/index.js";
 import type { BudgetLedger, RestoredSpend } from "./budget.js";
-
-/** The queue as the shipper should see it: every `remove` (acknowledged or rejected traces) is reported. */
-export function withAckHook(queue: TraceQueue, onAck: (ids: readonly string[]) => void): TraceQueue {
-  return new Proxy(queue, {
-    get(target, prop) {
-      if (prop === "remove") {
-        return async (ids: readonly string[]) => {
-          await target.remove(ids);
-          onAck(ids);
-        };
-      }
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 /**
  * Counts the unacknowledged traces of the current UTC day as local spend; returns how many. Reads the

@@ -11,23 +11,30 @@ import type { AddressInfo } from "node:net";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { IngestService, TraceSchema, UploadResponseSchema, type Trace, type UploadRequest } from "@agentgov/proto";
+import { AgentSpendSchema, IngestService, TraceSchema, UploadResponseSchema, type AgentSpend, type Trace, type UploadRequest } from "@agentgov/proto";
 import { DurableSpool, type SpoolLog } from "./spool.js";
 import { BATCH_BYTES, TraceShipper } from "./shipper.js";
 
 const log: SpoolLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** An Ingest peer over real gRPC that records every request and acknowledges each batch after `ackDelayMs`. */
+/**
+ * An Ingest peer over real gRPC that records every request and acknowledges each batch after
+ * `ackDelayMs`, with each agent's spend so far (the sum of the costs it received), as the control plane does.
+ */
 async function startPeer(t: import("ava").ExecutionContext, ackDelayMs = 0): Promise<{ port: number; received: UploadRequest[] }> {
   const received: UploadRequest[] = [];
+  const spent = new Map<string, number>();
   const routes = (router: ConnectRouter) => {
     router.service(IngestService, {
       async *upload(requests: AsyncIterable<UploadRequest>) {
         for await (const req of requests) {
           received.push(req);
-          const ids = req.encodedTraces.map((b) => fromBinary(TraceSchema, b).id);
+          const xs = req.encodedTraces.map((b) => fromBinary(TraceSchema, b));
+          for (const x of xs) spent.set(x.agentId, (spent.get(x.agentId) ?? 0) + x.costUsd);
+          const agents = new Set(xs.filter((x) => x.costUsd > 0).map((x) => x.agentId));
+          const spend = [...agents].map((agentId) => create(AgentSpendSchema, { agentId, day: "2026-11-23", spentUsd: spent.get(agentId)! }));
           if (ackDelayMs > 0) await new Promise((r) => setTimeout(r, ackDelayMs));
-          yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: ids, rejected: [] });
+          yield create(UploadResponseSchema, { batchId: req.batchId, ackedTraceIds: xs.map((x) => x.id), rejected: [], spend });
         }
       },
     });
@@ -48,11 +55,12 @@ async function startPeer(t: import("ava").ExecutionContext, ackDelayMs = 0): Pro
 }
 
 /** Ships everything spooled to the peer and stops; returns the shipper's errors. */
-async function shipAll(spool: DurableSpool, port: number): Promise<unknown[]> {
+async function shipAll(spool: DurableSpool, port: number, onAcknowledged?: (ids: readonly string[], spend: readonly AgentSpend[]) => void): Promise<unknown[]> {
   const errors: unknown[] = [];
   const shipper = new TraceShipper(createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }), "sk_test", spool, {
     onError: (e) => errors.push(e),
     onRejected: () => undefined,
+    onAcknowledged,
   });
   shipper.start();
   const deadline = Date.now() + 10_000;
@@ -70,10 +78,17 @@ test("batches carry the spooled bytes as encoded_traces; acknowledged traces lea
     create(TraceSchema, { id: `trc_${String(i).padStart(26, "0")}`, tenantId: "ten_1", agentId: "agt_1", status: "success", timestampMs: BigInt(Date.now()), prompt: `p${i} ${"y".repeat(i)}`, costUsd: i / 1000 }),
   );
   await Promise.all(xs.map((x) => spool.append(x)));
-  const errors = await shipAll(spool, port);
+  const acked: string[] = [];
+  let lastSpend: AgentSpend[] = [];
+  const errors = await shipAll(spool, port, (ids, spend) => {
+    acked.push(...ids);
+    lastSpend = [...spend];
+  });
   await spool.close();
 
   t.is(spool.size(), 0, "every trace acknowledged and removed");
+  t.deepEqual(acked.sort(), xs.map((x) => x.id).sort(), "every acknowledgement reported once");
+  t.deepEqual(lastSpend.map((s) => [s.agentId, s.day, Math.round(s.spentUsd * 1e9)]), [["agt_1", "2026-11-23", Math.round(xs.reduce((n, x) => n + x.costUsd, 0) * 1e9)]], "with the figures the acknowledgement carried");
   t.deepEqual(errors, []);
   t.true(received.length > 0);
   t.true(received.every((r) => r.traces.length === 0), "no trace is sent as a message");

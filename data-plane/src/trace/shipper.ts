@@ -4,7 +4,7 @@
 // every unacknowledged trace is sent again after a jittered backoff; trace ids make redelivery idempotent.
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { IngestService, UploadRequestSchema, type UploadRequest } from "@agentgov/proto";
+import { IngestService, UploadRequestSchema, type AgentSpend, type UploadRequest } from "@agentgov/proto";
 import type { TraceQueue } from "./queue.js";
 import { abortableSleep, backoffMs } from "../sync/backoff.js";
 
@@ -39,6 +39,11 @@ const LINGER_MS = 50;
 export interface ShipperEvents {
   onError(e: unknown): void;
   onRejected(traceId: string, reason: string): void;
+  /**
+   * After the spool forgot traces the control plane acknowledged or rejected for good: `spend` = the
+   * agents' figures for the day the control plane computed with the acknowledged ones (budget ledger).
+   */
+  onAcknowledged?(traceIds: readonly string[], spend: readonly AgentSpend[]): void;
 }
 
 export interface ShipperStats {
@@ -200,6 +205,7 @@ export class TraceShipper {
         const done = [...res.ackedTraceIds, ...res.rejected.map((r) => r.traceId)];
         for (const r of res.rejected) this.events.onRejected(r.traceId, r.reason);
         await this.queue.remove(done);
+        this.events.onAcknowledged?.(done, res.spend);
         for (const id of done) sent.delete(id);
         wakeSender?.();
       }

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { AgentSpend } from "./common_pb.js";
+import { file_governance_v1_common } from "./common_pb.js";
 import type { Trace } from "./trace_pb.js";
 import { file_governance_v1_trace } from "./trace_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file governance/v1/ingest.proto.
  */
 export const file_governance_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("Chpnb3Zlcm5hbmNlL3YxL2luZ2VzdC5wcm90bxINZ292ZXJuYW5jZS52MSJfCg1VcGxvYWRSZXF1ZXN0EhAKCGJhdGNoX2lkGAEgASgEEiQKBnRyYWNlcxgCIAMoCzIULmdvdmVybmFuY2UudjEuVHJhY2USFgoOZW5jb2RlZF90cmFjZXMYAyADKAwiawoOVXBsb2FkUmVzcG9uc2USEAoIYmF0Y2hfaWQYASABKAQSFwoPYWNrZWRfdHJhY2VfaWRzGAIgAygJEi4KCHJlamVjdGVkGAMgAygLMhwuZ292ZXJuYW5jZS52MS5SZWplY3RlZFRyYWNlIjEKDVJlamVjdGVkVHJhY2USEAoIdHJhY2VfaWQYASABKAkSDgoGcmVhc29uGAIgASgJMloKDUluZ2VzdFNlcnZpY2USSQoGVXBsb2FkEhwuZ292ZXJuYW5jZS52MS5VcGxvYWRSZXF1ZXN0Gh0uZ292ZXJuYW5jZS52MS5VcGxvYWRSZXNwb25zZSgBMAFiBnByb3RvMw", [file_governance_v1_trace]);
+  fileDesc("Chpnb3Zlcm5hbmNlL3YxL2luZ2VzdC5wcm90bxINZ292ZXJuYW5jZS52MSJfCg1VcGxvYWRSZXF1ZXN0EhAKCGJhdGNoX2lkGAEgASgEEiQKBnRyYWNlcxgCIAMoCzIULmdvdmVybmFuY2UudjEuVHJhY2USFgoOZW5jb2RlZF90cmFjZXMYAyADKAwilQEKDlVwbG9hZFJlc3BvbnNlEhAKCGJhdGNoX2lkGAEgASgEEhcKD2Fja2VkX3RyYWNlX2lkcxgCIAMoCRIuCghyZWplY3RlZBgDIAMoCzIcLmdvdmVybmFuY2UudjEuUmVqZWN0ZWRUcmFjZRIoCgVzcGVuZBgEIAMoCzIZLmdvdmVybmFuY2UudjEuQWdlbnRTcGVuZCIxCg1SZWplY3RlZFRyYWNlEhAKCHRyYWNlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCTJaCg1Jbmdlc3RTZXJ2aWNlEkkKBlVwbG9hZBIcLmdvdmVybmFuY2UudjEuVXBsb2FkUmVxdWVzdBodLmdvdmVybmFuY2UudjEuVXBsb2FkUmVzcG9uc2UoATABYgZwcm90bzM", [file_governance_v1_common, file_governance_v1_trace]);
 
 /**
  * @generated from message governance.v1.UploadRequest
@@ -68,6 +70,15 @@ export type UploadResponse = Message<"governance.v1.UploadResponse"> & {
    * @generated from field: repeated governance.v1.RejectedTrace rejected = 3;
    */
   rejected: RejectedTrace[];
+
+  /**
+   * Today's spend (control plane's UTC day) of each agent this batch charged, as computed after the
+   * batch was stored: it includes the acknowledged traces, so the sidecar's budget ledger can stop
+   * counting them locally without waiting for Sync to deliver the figure.
+   *
+   * @generated from field: repeated governance.v1.AgentSpend spend = 4;
+   */
+  spend: AgentSpend[];
 };
 
 /**
