@@ -164,7 +164,9 @@ function keywordRow(lists: number): KeywordRow {
   const words = POLICIES[4]!.conditions!.keywords;
   const policies = Array.from({ length: lists }, (_, l) => policy("log", { keywords: words.map((w) => `${w} ${l}`) }));
   const text = prompt(8192, false);
-  const withInvisible = text.replace("quarterly", "quarter\u200bly");
+  // Between "r" and "e", which "secret" joins: the space opens a window (between two characters no
+  // keyword joins, as in "quarter\u200bly", it opens none and the row would measure the ASCII pass).
+  const withInvisible = text.replace("revenue", "r\u200bevenue");
   const run = (t: string) => {
     const inputs = [t, `${t} `].map((x) => ({ agent, phase: "inbound" as const, text: x, model: "gpt-4o", inputTokens: 0, pii: [], injectionScore: 0 }));
     let turn = 0;
