@@ -198,7 +198,7 @@ test("a directory owned by a live process is refused; a stale lock is taken over
   child.kill("SIGKILL");
   await new Promise((r) => child.once("exit", r));
   const s = await DurableSpool.open({ dir, log: logSink().log });
-  t.is(readFileSync(join(dir, "LOCK"), "utf8").trim(), String(process.pid));
+  t.is((JSON.parse(readFileSync(join(dir, "LOCK"), "utf8")) as { pid: number }).pid, process.pid);
   await s.close();
 });
 

@@ -8,7 +8,7 @@
 // Layout under `dir`: `seg-<seq>.log` (records, append-only, one active segment at a time),
 // `seg-<seq>.acks` (ids acknowledged from that segment; written without fsync: a lost ack only means a
 // redelivery, which trace ids make idempotent), `quarantine/` (damaged bytes found at replay, one file
-// per damaged range), `LOCK` (pid of the owning process).
+// per damaged range), `LOCK` (the owning process: pid, start time, boot id; lock-holder.ts).
 // Compaction: a sealed segment whose every trace is acknowledged is deleted with its ack file.
 // At start every segment is scanned: good records not acknowledged are replayed, damaged ranges are
 // copied to quarantine/ and skipped. An amendment (fields added to a trace after its answer left: its
@@ -30,6 +30,7 @@ import { create, TraceSchema, type Trace } from "@agentgov/proto";
 import type { SpooledTrace, SpoolStats, TraceAmendment, TraceQueue } from "./queue.js";
 import { amendmentParts, decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
 import { encodeTrace } from "./trace-encoding.js";
+import { releaseLockFile, takeLockFile } from "./lock-holder.js";
 
 const fdatasyncAsync = promisify(fdatasync);
 const openAsync = promisify(openCb);
@@ -137,15 +138,6 @@ interface Entry {
 
 const segName = (seq: number) => `seg-${String(seq).padStart(12, "0")}`;
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 function encodeAmendment(id: string, fields: TraceAmendment): Buffer {
   AMENDMENT.id = id;
   AMENDMENT.qualityScores = fields.qualityScores;
@@ -239,11 +231,8 @@ export class DurableSpool implements TraceQueue {
 
   private lock(): void {
     mkdirSync(this.opts.dir, { recursive: true, mode: 0o700 });
-    if (existsSync(this.lockPath)) {
-      const pid = Number(readFileSync(this.lockPath, "utf8").trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid)) throw new SpoolLockedError(this.opts.dir, pid);
-    }
-    writeFileSync(this.lockPath, `${process.pid}\n`, { mode: 0o600 });
+    const holder = takeLockFile(this.lockPath);
+    if (holder) throw new SpoolLockedError(this.opts.dir, holder.pid);
   }
 
   private nextSeq(): number {
@@ -937,7 +926,7 @@ export class DurableSpool implements TraceQueue {
     this.spare = undefined;
     while (this.pendingFileOps.size > 0) await Promise.all(this.pendingFileOps);
     try {
-      if (existsSync(this.lockPath) && Number(readFileSync(this.lockPath, "utf8").trim()) === process.pid) unlinkSync(this.lockPath);
+      releaseLockFile(this.lockPath);
     } catch {
       /* best effort */
     }
