@@ -1,6 +1,9 @@
 // configYaml validation (issue 3): malformed YAML or wrong types for the known keys are a 400 naming the
-// line or key, on create and on update, and change nothing; unknown keys are kept and returned untouched.
+// line or key, on create and on update, and change nothing; unknown keys are kept and returned untouched,
+// except that a write with a key that looks like a misspelling of a known key is a 400 too (agents stored
+// before that rule still load and sync).
 import test from "ava";
+import { buildSnapshot } from "../../control-plane/src/sync/snapshot.js";
 import { startStack, type Stack } from "../harness/stack.js";
 
 let stack: Stack;
@@ -159,4 +162,78 @@ test("an invalid configYaml in PATCH is a 400 and changes nothing", async (t) =>
 test("a configYaml over 256 KiB is a 400", async (t) => {
   const r = await stack.api.post<ErrB>("/api/agents", { name: name(), configYaml: `notes: "${"x".repeat(256 * 1024)}"\n` });
   t.is(r.status, 400);
+});
+
+const KNOWN = "(known keys: rate_limit, budget_limit_daily, pii_detection, policies)";
+
+/** What a refused write must leave alone: the tenant's audit log and Sync changes. */
+async function tenantState() {
+  const audit = (await stack.api.get<{ total: number }>("/api/audit?limit=1")).body.total;
+  const sync = (await stack.cp.db.query<{ v: string | null }>("SELECT max(version)::text AS v FROM sync_changes WHERE tenant_id = $1", [stack.cp.tenantId])).rows[0]!.v;
+  return { audit, sync };
+}
+
+test.serial("a misspelt known key is a 400 on create naming the key, its line and the key meant, and creates nothing", async (t) => {
+  const before = await tenantState();
+  const agentName = name();
+  const r = await stack.api.post<ErrB>("/api/agents", { name: agentName, configYaml: "rate_limit: 60\nbudget_limit_dayly: 5\n" });
+  const message = `unknown key "budget_limit_dayly" (line 2); did you mean budget_limit_daily? ${KNOWN}`;
+  t.is(r.status, 400);
+  t.deepEqual(r.body, { error: `invalid configYaml: ${message}`, details: [{ path: "body.configYaml.budget_limit_dayly", message }] });
+  const cases: [string, string, string, number][] = [
+    ["Budget_Limit_Daily: 0.000001\n", "Budget_Limit_Daily", "budget_limit_daily", 1],
+    ["owner: me\nratelimit: 1\n", "ratelimit", "rate_limit", 2],
+    ["rate-limit: 1\n", "rate-limit", "rate_limit", 1],
+    ["pii_detecton: false\n", "pii_detecton", "pii_detection", 1],
+    ["policy: []\n", "policy", "policies", 1],
+  ];
+  for (const [yaml, key, meant, line] of cases) {
+    const body = await rejects(t, yaml, { key, line });
+    t.true(body.error.includes(`did you mean ${meant}?`), body.error);
+  }
+  const merge = await rejects(t, "base: &b {budget_limit_daily: 0.000001}\n<<: *b\n", { key: "<<", line: 2 });
+  t.true(merge.error.includes("write budget_limit_daily at the top level"), merge.error);
+  t.deepEqual(await tenantState(), before, "no audit entry, no Sync change");
+});
+
+test.serial("a misspelt known key in PATCH is a 400 and changes nothing: YAML, other fields, history, audit, Sync", async (t) => {
+  const good = "rate_limit: 10\n";
+  const id = (await stack.api.post<{ data: { id: string } }>("/api/agents", { name: name(), configYaml: good })).body.data.id;
+  const before = await tenantState();
+  const r = await stack.api.call<ErrB>("PATCH", `/api/agents/${id}`, { configYaml: "rate_limit: 10\nbudget_limit_dayly: 5\n", description: "should not stick" });
+  const message = `unknown key "budget_limit_dayly" (line 2); did you mean budget_limit_daily? ${KNOWN}`;
+  t.is(r.status, 400);
+  t.deepEqual(r.body, { error: `invalid configYaml: ${message}`, details: [{ path: "body.configYaml.budget_limit_dayly", message }] });
+  const read = await stack.api.get<{ data: { configYaml: string; description: string | null } }>(`/api/agents/${id}`);
+  t.is(read.body.data.configYaml, good);
+  t.is(read.body.data.description, null);
+  t.is((await stack.api.get<{ total: number }>(`/api/agents/${id}/history`)).body.total, 1);
+  t.deepEqual(await tenantState(), before, "no audit entry, no Sync change");
+  // Free-form keys that are not near misses stay accepted.
+  const ok = await stack.api.call<{ data: { configYaml: string } }>("PATCH", `/api/agents/${id}`, { configYaml: "rate_limit: 20\nmodel: gpt-4o-mini\ntemperature: 0.2\nbudget: team\n" });
+  t.is(ok.status, 200);
+});
+
+test.serial("an agent stored with a misspelt key (before the rule) still loads, syncs, takes policy links and other writes", async (t) => {
+  const id = (await stack.api.post<{ data: { id: string } }>("/api/agents", { name: name(), configYaml: "rate_limit: 7\n" })).body.data.id;
+  const stored = "rate_limit: 7\nbudget_limit_dayly: 5\n";
+  await stack.cp.db.query("UPDATE agents SET config_yaml = $1 WHERE id = $2", [stored, id]);
+  t.is((await stack.api.get<{ data: { configYaml: string } }>(`/api/agents/${id}`)).body.data.configYaml, stored);
+  t.deepEqual((await stack.api.get<{ config: Record<string, unknown> }>(`/v1/agents/${id}`)).body.config, { rate_limit: 7, budget_limit_daily: null, pii_detection: true, policies: [] });
+  const synced = async () => (await buildSnapshot(stack.cp.db, stack.cp.tenantId)).agents.find((a) => a.id === id);
+  t.like(await synced(), { rateLimit: 7, hasBudget: false, piiDetection: true });
+  // Writes that do not carry a new configYaml still work.
+  t.is((await stack.api.call("PATCH", `/api/agents/${id}`, { description: "still editable" })).status, 200);
+  t.is((await stack.api.call("PATCH", `/v1/agents/${id}`, { status: "paused" })).status, 200);
+  // A policy naming the agent rewrites only the policies key of the stored YAML.
+  const p = await stack.api.post<{ id: string }>("/v1/policies", { name: `p-${name()}`, action: "log", agents: [id] });
+  t.is(p.status, 201);
+  t.is((await stack.api.get<{ data: { configYaml: string } }>(`/api/agents/${id}`)).body.data.configYaml, `${stored}policies: [${p.body.id}]\n`);
+  t.like(await synced(), { rateLimit: 7, status: "paused", policyIds: [p.body.id] });
+  const history = await stack.api.get<{ data: { configYaml: string }[] }>(`/api/agents/${id}/history`);
+  t.is(history.body.data[0]!.configYaml, `${stored}policies: [${p.body.id}]\n`);
+  // Sending the stored YAML back is a new write: refused, naming the key.
+  const again = await stack.api.call<ErrB>("PATCH", `/api/agents/${id}`, { configYaml: stored });
+  t.is(again.status, 400);
+  t.deepEqual(again.body.details?.map((d) => d.path), ["body.configYaml.budget_limit_dayly"]);
 });

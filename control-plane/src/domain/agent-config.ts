@@ -1,5 +1,7 @@
 // An agent's configYaml is the source of truth of its configuration (DESIGN.md §5).
-// Known keys are validated (a 400 names the key and its line); unknown keys are kept untouched.
+// Known keys are validated (a 400 names the key and its line); other keys are kept untouched (free-form
+// settings: the spec calls configYaml the agent's "full YAML configuration"), except that a new write
+// with a top-level key that looks like a misspelling of a known key is refused (see nearMissOf).
 import { isDeepStrictEqual } from "node:util";
 import { isMap, isScalar, parseDocument, type Document } from "yaml";
 import { badRequest, type ErrorDetail } from "../errors/app-error.js";
@@ -17,6 +19,77 @@ export const MAX_RATE_LIMIT = 4_294_967_295;
 export const DEFAULT_AGENT_CONFIG: Readonly<AgentConfig> = Object.freeze({ rate_limit: null, budget_limit_daily: null, pii_detection: true, policies: null });
 
 const POLICY_ID = /^pol_[0-9A-Z]{26}$/;
+
+/** The keys the service reads from configYaml. */
+export const KNOWN_KEYS = ["rate_limit", "budget_limit_daily", "pii_detection", "policies"] as const;
+export type KnownKey = (typeof KNOWN_KEYS)[number];
+
+export interface ParseOptions {
+  /**
+   * Refuse top-level keys that look like a misspelling of a known key (`budget_limit_dayly`,
+   * `Budget_Limit_Daily`, `ratelimit`), and a top-level YAML merge key `<<` carrying a known key: kept as
+   * free-form keys, their setting would silently not apply. Only for new writes; stored YAML is read as is.
+   */
+  refuseNearMisses?: boolean;
+}
+
+/** Keys longer than this are not taken for a misspelling (the longest known key has 18 characters). */
+const MAX_NEAR_MISS_KEY = 64;
+/** Near misses named in one error; more are counted. */
+const MAX_NEAR_MISSES_NAMED = 10;
+/** Spellings a known key is compared with besides its own (squashed). */
+const OTHER_SPELLINGS: Partial<Record<KnownKey, readonly string[]>> = { policies: ["policy"] };
+
+/** Lower case without `_`, `-` or white space: `Budget-Limit-Daily` → `budgetlimitdaily`. */
+const squash = (key: string): string => key.toLowerCase().replace(/[\s_-]+/g, "");
+/** A key's words in alphabetical order, whatever the case style: `dailyBudgetLimit` → `budget daily limit`. */
+const words = (key: string): string =>
+  key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[\s_-]+/).filter(Boolean).sort().join(" ");
+
+/**
+ * Optimal string alignment distance between a and b (insertions, deletions, substitutions and swaps of
+ * two adjacent characters), or max + 1 as soon as it is known to exceed max.
+ */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
+      cur.push(d);
+      rowMin = Math.min(rowMin, d);
+    }
+    if (rowMin > max) return max + 1;
+    prev2 = prev;
+    prev = cur;
+  }
+  return Math.min(prev[b.length]!, max + 1);
+}
+
+/**
+ * The known key that `key` looks like a misspelling of, if any: not the key itself, but the same once
+ * case, `_`, `-` and spaces are ignored, or within 2 edits of it (or of `policy`), or the same words in
+ * another order (`daily_budget_limit`).
+ */
+export function nearMissOf(key: string): KnownKey | undefined {
+  if ((KNOWN_KEYS as readonly string[]).includes(key) || key.length > MAX_NEAR_MISS_KEY) return undefined;
+  const s = squash(key);
+  const w = words(key);
+  let best: { key: KnownKey; distance: number } | undefined;
+  for (const known of KNOWN_KEYS) {
+    if (words(known) === w) return known;
+    for (const spelling of [squash(known), ...(OTHER_SPELLINGS[known] ?? [])]) {
+      const distance = editDistance(s, spelling, 2);
+      if (distance <= 2 && (!best || distance < best.distance)) best = { key: known, distance };
+    }
+  }
+  return best?.key;
+}
 
 function firstLine(message: string): string {
   return message.split("\n")[0]!.trim();
@@ -42,8 +115,11 @@ function parseYaml(text: string): { doc: Document; root: unknown } {
   }
 }
 
-/** Parses and validates configYaml; throws a 400 naming the key and line. Empty text = all defaults. */
-export function parseAgentConfig(text: string): AgentConfig {
+/**
+ * Parses and validates configYaml; throws a 400 naming the key and line. Empty text = all defaults.
+ * Writes pass `refuseNearMisses`; reads of stored YAML do not, so an agent stored before that rule still loads.
+ */
+export function parseAgentConfig(text: string, opts: ParseOptions = {}): AgentConfig {
   const { doc, root } = parseYaml(text);
   if (root === null || root === undefined) return { ...DEFAULT_AGENT_CONFIG };
   if (!isMap(doc.contents) || typeof root !== "object" || Array.isArray(root) || Buffer.isBuffer(root)) {
@@ -51,11 +127,11 @@ export function parseAgentConfig(text: string): AgentConfig {
   }
   const obj = root as Record<string, unknown>;
   const contents = doc.contents;
-  const lineOf = (key: string): string => {
-    const pair = contents.items.find((p) => isScalar(p.key) && p.key.value === key);
-    const offset = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+  const lineAt = (key: unknown): string => {
+    const offset = isScalar(key) ? key.range?.[0] : undefined;
     return offset === undefined ? "" : ` (line ${text.slice(0, offset).split("\n").length})`;
   };
+  const lineOf = (key: string): string => lineAt(contents.items.find((p) => isScalar(p.key) && p.key.value === key)?.key);
   const details: ErrorDetail[] = [];
   const bad = (key: string, what: string) => details.push({ path: `configYaml.${key}`, message: `${key} must be ${what}${lineOf(key)}` });
   const cfg: AgentConfig = { ...DEFAULT_AGENT_CONFIG };
@@ -84,7 +160,35 @@ export function parseAgentConfig(text: string): AgentConfig {
       else cfg.policies = [...new Set(v as string[])];
     }
   }
-  if (details.length > 0) throw badRequest(`invalid configYaml: ${details.map((d) => d.message).join("; ")}`, details);
+  let nearMisses = 0;
+  if (opts.refuseNearMisses) {
+    const known = KNOWN_KEYS.join(", ");
+    for (const pair of contents.items) {
+      if (!isScalar(pair.key) || typeof pair.key.value !== "string") continue;
+      const key = pair.key.value;
+      if (key === "<<") {
+        // YAML 1.2 has no merge keys: `<<: *defaults` is a plain key, and what it would merge is not read.
+        const merged = [obj[key]].flat().filter((m): m is Record<string, unknown> => m !== null && typeof m === "object" && !Array.isArray(m));
+        const meant = merged.flatMap((m) => Object.keys(m)).map((k) => ((KNOWN_KEYS as readonly string[]).includes(k) ? k : nearMissOf(k)));
+        const carried = [...new Set(meant)].filter((k) => k !== undefined);
+        if (carried.length > 0 && ++nearMisses <= MAX_NEAR_MISSES_NAMED) {
+          details.push({
+            path: "configYaml.<<",
+            message: `merge key "<<"${lineAt(pair.key)} is not applied (configYaml is YAML 1.2, which has no merge keys): write ${carried.join(", ")} at the top level`,
+          });
+        }
+        continue;
+      }
+      const meant = nearMissOf(key);
+      if (meant !== undefined && ++nearMisses <= MAX_NEAR_MISSES_NAMED) {
+        details.push({ path: `configYaml.${key}`, message: `unknown key ${JSON.stringify(key)}${lineAt(pair.key)}; did you mean ${meant}? (known keys: ${known})` });
+      }
+    }
+  }
+  if (details.length > 0) {
+    const more = nearMisses > MAX_NEAR_MISSES_NAMED ? `; and ${nearMisses - MAX_NEAR_MISSES_NAMED} more keys that look like misspellings of known keys` : "";
+    throw badRequest(`invalid configYaml: ${details.map((d) => d.message).join("; ")}${more}`, details);
+  }
   return cfg;
 }
 

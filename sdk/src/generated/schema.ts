@@ -3548,7 +3548,7 @@ export interface components {
             updatedAt: string;
         };
         AgentCreate: {
-            /** @description Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept */
+            /** @description Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept, except that a top-level key that looks like a misspelling of one of these (budget_limit_dayly, Rate_Limit, policy) is a 400 */
             configYaml?: string;
             description?: string | null;
             environment?: string;
@@ -3608,7 +3608,7 @@ export interface components {
             total: number;
         };
         AgentPatch: {
-            /** @description Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept */
+            /** @description Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept, except that a top-level key that looks like a misspelling of one of these (budget_limit_dayly, Rate_Limit, policy) is a 400 */
             configYaml?: string;
             description?: string | null;
             environment?: string;

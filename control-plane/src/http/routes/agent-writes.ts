@@ -27,12 +27,13 @@ export interface AgentFields {
 }
 
 /**
- * The configYaml of a request body, validated. The domain names keys from the YAML (`configYaml.rate_limit`);
+ * The configYaml of a request body, validated; a key that looks like a misspelling of a known key is
+ * refused too (new writes only: stored YAML is read as is). The domain names keys from the YAML (`configYaml.rate_limit`);
  * here they are rooted at `body.` like every other validation detail of a body (`body.configYaml`).
  */
 function parseBodyConfig(configYaml: string): AgentConfig {
   try {
-    return parseAgentConfig(configYaml);
+    return parseAgentConfig(configYaml, { refuseNearMisses: true });
   } catch (e) {
     if (e instanceof AppError) throw new AppError(e.code, e.message, e.details.map((d) => ({ ...d, path: `body.${d.path}` })));
     throw e;

@@ -19,7 +19,10 @@ import { createAgent, updateAgentFields } from "../agent-writes.js";
 const Name = z.string().trim().min(1).max(200);
 const Short = z.string().max(200);
 const Description = z.string().max(4000);
-const ConfigYaml = z.string().max(256 * 1024).openapi({ description: "Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept" });
+const ConfigYaml = z.string().max(256 * 1024).openapi({
+  description:
+    "Full YAML configuration: rate_limit, budget_limit_daily, pii_detection, policies; other keys are kept, except that a top-level key that looks like a misspelling of one of these (budget_limit_dayly, Rate_Limit, policy) is a 400",
+});
 
 export const AgentCreateBody = z
   .object({
