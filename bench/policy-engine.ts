@@ -11,6 +11,7 @@ import { injectionScore } from "../data-plane/src/policy/injection/index.js";
 import { evaluatePhase, partRedactor, redactSpans, applyRedaction } from "../data-plane/src/policy/engine/evaluate.js";
 import { createStreamGovernor, DEFAULT_MAX_HOLD_CHARS, DEFAULT_SCAN_STEP_CHARS, DEFAULT_WINDOW_CHARS } from "../data-plane/src/policy/stream/index.js";
 import { openaiAdapter } from "../data-plane/src/providers/index.js";
+import { judgedInput, redactInputExtras, redactPrompt, scanInputExtras } from "../data-plane/src/proxy/governance.js";
 
 const agent = create(AgentSchema, { id: "agt_bench", name: "bench", status: "active", piiDetection: true });
 let n = 0;
@@ -175,11 +176,78 @@ function keywordRow(lists: number): KeywordRow {
   return { lists, asciiUs: run(text), invisibleUs: run(withInvisible) };
 }
 
+/** Five tool definitions as an agent sends them (descriptions, parameter schemas with descriptions and an enum). */
+function fiveTools(ssnInOne: boolean): unknown[] {
+  const fn = (name: string, description: string, properties: Record<string, unknown>, required: string[]) => ({
+    type: "function",
+    function: { name, description, parameters: { type: "object", properties, required, additionalProperties: false }, strict: true },
+  });
+  const str = (description: string) => ({ type: "string", description });
+  return [
+    fn("get_weather", "Get the current weather for a city. Use it when the user asks about weather, temperature or rain.", { city: str("City name, e.g. Paris"), units: { type: "string", enum: ["metric", "imperial"], description: "Unit system" } }, ["city"]),
+    fn("search_docs", "Search the product documentation and return the five most relevant passages with their URLs.", { query: str("What to search for, in the user's words"), product: { type: "string", enum: ["web", "ios", "android", "api"] } }, ["query"]),
+    fn("create_ticket", "Open a support ticket for the customer. Confirm the summary with the user before calling.", { summary: str("One-line summary"), details: str("What happened, steps to reproduce"), priority: { type: "string", enum: ["low", "normal", "high", "urgent"], default: "normal" } }, ["summary"]),
+    fn("send_email", "Send an email on behalf of the support team. Only to addresses of the customer's account.", { to: { type: "string", format: "email" }, subject: str("Subject line"), body: str("Plain-text body") }, ["to", "subject", "body"]),
+    fn("lookup_order", ssnInOne ? "Look up an order by its number, e.g. for customer SSN 536-22-8741." : "Look up an order by its number and return its status, items and shipping dates.", { order: str("Order number such as ORD-123456"), include_items: { type: "boolean", default: true } }, ["order"]),
+  ];
+}
+
+interface ExtrasRow {
+  request: string;
+  definitionChars: number;
+  /** The hot path's inbound steps (prompt PII, extras scan, injection, evaluation, redaction) for this request. */
+  totalUs: number;
+  /** The same request with its tool definitions ignored, as before session 26 (they were only copied with the body). */
+  toolsIgnoredUs: number;
+  extrasScanUs: number;
+  toolInjectionUs: number;
+}
+
+/**
+ * Tool definitions (input outside the prompt, providers/input-extras.ts) on a 1 KB prompt: what the hot
+ * path runs, with and without the definitions, and its two new steps alone.
+ */
+function extrasRow(request: string, tools: unknown[] | undefined, withPii: boolean): ExtrasRow {
+  const text = prompt(1024, withPii);
+  const bare = { model: "gpt-4o", messages: [{ role: "system", content: "You are terse." }, { role: "user", content: text }] };
+  const body = tools ? { ...bare, tools } : bare;
+  const steps = (b: unknown, judgeExtras: boolean) => () => {
+    const joined = openaiAdapter.promptText(b);
+    const pii = detectPii(joined);
+    const extras = judgeExtras ? scanInputExtras(openaiAdapter, b, true) : undefined;
+    let score = injectionScore(joined).score;
+    if (extras) for (const t of extras.toolTexts) score = Math.max(score, injectionScore(t, "tool_definition").score);
+    const judged = judgedInput({ text: joined, pii }, extras);
+    const o = evaluatePhase(POLICIES, { agent, phase: "inbound", text: judged.text, model: "gpt-4o", inputTokens: 0, pii: judged.pii, injectionScore: score });
+    if (o.redactors.length > 0) {
+      const copy = redactPrompt(openaiAdapter, b, o.redactors, true, { text: joined, pii });
+      if (extras) redactInputExtras(openaiAdapter, copy, o.redactors, true, extras);
+    }
+  };
+  const extras = scanInputExtras(openaiAdapter, body, true);
+  return {
+    request,
+    definitionChars: tools ? JSON.stringify(tools).length : 0,
+    totalUs: time(steps(body, true), 200),
+    toolsIgnoredUs: time(steps(body, false), 200),
+    extrasScanUs: time(() => scanInputExtras(openaiAdapter, body, true), 1000),
+    toolInjectionUs: time(() => {
+      for (const t of extras?.toolTexts ?? []) injectionScore(t, "tool_definition");
+    }, 1000),
+  };
+}
+
 function main(): void {
   const requests: RequestRow[] = [];
   for (const kb of [1, 8]) for (const pii of [false, true]) requests.push(requestRow(kb, pii));
   const streams = [streamRow(2048, 4), streamRow(8192, 16)];
   const keywords = [1, 5, 20].map(keywordRow);
+  const extras = [
+    extrasRow("no tools", undefined, false),
+    extrasRow("5 typical tools", fiveTools(false), false),
+    extrasRow("5 tools, an SSN in one description (blocked by the ssn policy)", fiveTools(true), false),
+    extrasRow("5 tools, prompt with emails and phones (redacted)", fiveTools(false), true),
+  ];
   const result = {
     benchmark: "policy-engine",
     date: new Date().toISOString(),
@@ -188,6 +256,7 @@ function main(): void {
     policies: POLICIES.map((p) => ({ action: p.action, conditions: p.conditions })),
     requests,
     keywords,
+    extras,
     streams,
   };
   mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
@@ -218,6 +287,19 @@ decides on a window of a few dozen characters.
 | keyword policies | ASCII prose | the same with one zero-width space |
 |---|---|---|
 ${keywords.map((k) => `| ${k.lists} | ${k.asciiUs} | ${k.invisibleUs} |`).join("\n")}
+
+## Tool definitions beside a 1 KB prompt, median CPU µs
+
+Input outside the prompt (tool definitions, response schemas, predicted output, names;
+\`providers/input-extras.ts\`): judged by the same 6 policies with the prompt, each definition scored for
+injection on its own. "total" is the inbound steps above (PII scan, extras scan, injection, evaluation,
+redaction) for the request; "tools ignored" the same steps with the definitions ignored, as before
+session 26 (a redaction copied them with the body already); "extras scan" is collecting the
+definitions' strings and their PII scan, "tool injection" the five definitions' scores.
+
+| request | definitions (JSON chars) | total | tools ignored | extras scan | tool injection |
+|---|---|---|---|---|---|
+${extras.map((e) => `| ${e.request} | ${e.definitionChars} | ${e.totalUs} | ${e.toolsIgnoredUs} | ${e.extrasScanUs} | ${e.toolInjectionUs} |`).join("\n")}
 
 ## Outbound stream governor (OpenAI chunks, redact email/phone + block ssn/credit_card)
 

@@ -5,6 +5,7 @@ import type { JsonObject } from "./json.js";
 import { restoreSignedBlocks } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
+import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
 import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
@@ -103,6 +104,27 @@ function promptSlots(body: unknown): TextSlot[] {
     if (isObject(message)) pushAll(slots, blockSlots(message, "content"));
   }
   return slots;
+}
+
+/**
+ * Input outside the prompt (input-extras.ts): each tool definition of `tools` (a custom tool's
+ * `description`, its `input_schema`'s texts, its `input_examples`; server tools have none), then the
+ * structured output schema (`output_config.format.schema`, the beta's `output_format.schema`).
+ */
+function inputExtraSlots(body: unknown): InputExtraGroup[] {
+  const groups: InputExtraGroup[] = [];
+  if (!isObject(body)) return groups;
+  for (const tool of asArray(body.tools)) {
+    if (!isObject(tool)) continue;
+    const slots: TextSlot[] = typeof tool.description === "string" ? [slot(tool, "description")] : [];
+    if (tool.input_schema !== undefined && tool.input_schema !== null) pushAll(slots, schemaSlots(tool, "input_schema"));
+    if (Array.isArray(tool.input_examples)) pushAll(slots, leafSlots(tool, "input_examples", true));
+    pushGroup(groups, "tool_definition", slots);
+  }
+  for (const format of [isObject(body.output_config) ? body.output_config.format : undefined, body.output_format]) {
+    if (isObject(format) && format.schema !== undefined && format.schema !== null) pushGroup(groups, "response_schema", schemaSlots(format, "schema"));
+  }
+  return groups;
 }
 
 /** One group per content block of the answer of `type`, its string `field` the slot, in order. */
@@ -384,6 +406,7 @@ export const anthropicAdapter: ProviderAdapter = {
   authHeaders: ["x-api-key", "authorization"],
   resolve,
   inputExtrasText: (body) => fieldsJson(body, ["tools"]),
+  inputExtraSlots,
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
   systemText: (body) => (isObject(body) ? readSlots(body, (b) => blockSlots(b as JsonObject, "system")).join("\n\n") : ""),

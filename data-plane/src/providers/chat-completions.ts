@@ -8,6 +8,7 @@ import { moveQuote, placeQuote, quoteText, redactStrings, type QuoteFields } fro
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import { SseParser } from "./sse-parser.js";
 import type { OffsetUnit } from "./text-offsets.js";
+import { nameSlot, pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
 import { argumentSlots, joinGroups, pushAll, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
@@ -66,15 +67,24 @@ function toolCallSlots(message: JsonObject): TextSlot[] {
 }
 
 /**
- * Input slots: system/developer messages first, then the others, each in request order; a message's
- * content, then the arguments of the tool calls it carries (the model's earlier calls sent back to it).
+ * The input slots of one message: its content, its `refusal` (an assistant turn's refusal sent back in
+ * the history: text the model reads, as the Responses API's refusal parts), then the arguments of the
+ * tool calls it carries (the model's earlier calls sent back to it).
  */
+function messageSlots(m: JsonObject): TextSlot[] {
+  const slots = inputContentSlots(m);
+  if (typeof m.refusal === "string") slots.push(slot(m, "refusal"));
+  pushAll(slots, toolCallSlots(m));
+  return slots;
+}
+
+/** Input slots: system/developer messages first, then the others, each in request order (messageSlots). */
 export function chatSystemSlots(body: unknown): TextSlot[] {
   if (!isObject(body)) return [];
   return asArray(body.messages)
     .filter(isObject)
     .filter((m) => SYSTEM_ROLES.has(String(m.role)))
-    .flatMap((m) => [...inputContentSlots(m), ...toolCallSlots(m)]);
+    .flatMap(messageSlots);
 }
 
 export function chatPromptSlots(body: unknown): TextSlot[] {
@@ -82,7 +92,44 @@ export function chatPromptSlots(body: unknown): TextSlot[] {
   const messages = asArray(body.messages).filter(isObject);
   const system = messages.filter((m) => SYSTEM_ROLES.has(String(m.role)));
   const rest = messages.filter((m) => !SYSTEM_ROLES.has(String(m.role)));
-  return [...system, ...rest].flatMap((m) => [...inputContentSlots(m), ...toolCallSlots(m)]);
+  return [...system, ...rest].flatMap(messageSlots);
+}
+
+/** A function definition's texts (`{name, description, parameters}`): its description, then its parameter schema's (schemaSlots). */
+function functionDefinitionSlots(fn: JsonObject): TextSlot[] {
+  const slots: TextSlot[] = typeof fn.description === "string" ? [slot(fn, "description")] : [];
+  if (fn.parameters !== undefined && fn.parameters !== null) pushAll(slots, schemaSlots(fn, "parameters"));
+  return slots;
+}
+
+/**
+ * Input outside the prompt (input-extras.ts), in this order: each tool definition (`tools[].function`:
+ * description and parameter schema; a custom tool's description; the legacy `functions[]`); the response
+ * format's JSON schema (`response_format.json_schema`: description, then `schema`); the predicted output
+ * (`prediction.content`, a string or text parts); the messages' participant `name`s, in request order.
+ * Tool names and the schema's `name` are identifiers (a redaction would break the call), not text.
+ */
+export function chatInputExtraSlots(body: unknown): InputExtraGroup[] {
+  const groups: InputExtraGroup[] = [];
+  if (!isObject(body)) return groups;
+  for (const tool of asArray(body.tools)) {
+    if (!isObject(tool)) continue;
+    if (isObject(tool.function)) pushGroup(groups, "tool_definition", functionDefinitionSlots(tool.function));
+    else if (isObject(tool.custom) && typeof tool.custom.description === "string") pushGroup(groups, "tool_definition", [slot(tool.custom, "description")]);
+  }
+  for (const fn of asArray(body.functions)) if (isObject(fn)) pushGroup(groups, "tool_definition", functionDefinitionSlots(fn));
+  const format = body.response_format;
+  if (isObject(format) && isObject(format.json_schema)) {
+    const schema = format.json_schema;
+    const slots: TextSlot[] = typeof schema.description === "string" ? [slot(schema, "description")] : [];
+    if (schema.schema !== undefined && schema.schema !== null) pushAll(slots, schemaSlots(schema, "schema"));
+    pushGroup(groups, "response_schema", slots);
+  }
+  if (isObject(body.prediction)) pushGroup(groups, "prediction", contentSlots(body.prediction, "content"));
+  const names: TextSlot[] = [];
+  for (const m of asArray(body.messages)) if (isObject(m) && typeof m.name === "string") names.push(nameSlot(m, "name"));
+  pushGroup(groups, "name", names);
+  return groups;
 }
 
 function sortedChoices(json: unknown): JsonObject[] {

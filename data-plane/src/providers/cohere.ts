@@ -9,6 +9,7 @@ import { moveQuote, placeByText, placeQuote, quoteText, type QuoteFields } from 
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
+import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
 import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
@@ -74,6 +75,25 @@ function promptSlots(body: unknown): TextSlot[] {
   const rest = messages.filter((m) => m.role !== "system");
   const documents = Array.isArray(body.documents) ? body.documents : [];
   return [...system.flatMap(messageSlots), ...documents.flatMap((_, i) => documentSlots(documents, i)), ...rest.flatMap(messageSlots)];
+}
+
+/**
+ * Input outside the prompt (input-extras.ts): each tool definition (`tools[].function`: `description`,
+ * then its `parameters` schema's texts), then the response format's schema (`response_format.json_schema`).
+ */
+function inputExtraSlots(body: unknown): InputExtraGroup[] {
+  const groups: InputExtraGroup[] = [];
+  if (!isObject(body)) return groups;
+  for (const tool of asArray(body.tools)) {
+    if (!isObject(tool) || !isObject(tool.function)) continue;
+    const fn = tool.function;
+    const slots: TextSlot[] = typeof fn.description === "string" ? [slot(fn, "description")] : [];
+    if (fn.parameters !== undefined && fn.parameters !== null) pushAll(slots, schemaSlots(fn, "parameters"));
+    pushGroup(groups, "tool_definition", slots);
+  }
+  const format = body.response_format;
+  if (isObject(format) && format.json_schema !== undefined && format.json_schema !== null) pushGroup(groups, "response_schema", schemaSlots(format, "json_schema"));
+  return groups;
 }
 
 /** One group per text item of message.content (tool_plan is not counted as output text). */
@@ -343,6 +363,7 @@ export const cohereAdapter: ProviderAdapter = {
   authHeaders: ["authorization"],
   resolve,
   inputExtrasText: (body) => fieldsJson(body, ["tools"]),
+  inputExtraSlots,
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
   systemText: (body) => (isObject(body) ? readSlots(body, (b) => asArray((b as JsonObject).messages).filter(isObject).filter((m) => m.role === "system").flatMap(messageSlots)).join("\n\n") : ""),

@@ -11,6 +11,7 @@ import { moveQuote, placeByText, placeQuote, quoteText, redactStrings, type Quot
 import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { SseParser } from "./sse-parser.js";
+import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
 import { argumentSlots, base64TextSlot, isTextMime, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
@@ -160,6 +161,52 @@ function promptSlots(body: unknown): TextSlot[] {
     pushAll(slots, contentSlots(contents as unknown as JsonObject, String(i)));
   });
   return slots;
+}
+
+/** A function declaration's schema fields, each under its camelCase and snake_case name. */
+const DECLARATION_SCHEMAS: readonly (readonly [string, string])[] = [
+  ["parameters", "parameters"],
+  ["parametersJsonSchema", "parameters_json_schema"],
+  ["response", "response"],
+  ["responseJsonSchema", "response_json_schema"],
+];
+
+/** Pushes the texts of the schemas holder names (each spelling present; the same name once). */
+function schemaFields(holder: JsonObject, fields: readonly (readonly [string, string])[], out: TextSlot[]): void {
+  for (const [camel, snake] of fields) {
+    for (const key of camel === snake ? [camel] : [camel, snake]) {
+      if (holder[key] !== undefined && holder[key] !== null) pushAll(out, schemaSlots(holder, key));
+    }
+  }
+}
+
+/**
+ * Input outside the prompt (input-extras.ts): each function declaration of `tools[].functionDeclarations`
+ * (`description`, then the texts of `parameters`, `parametersJsonSchema`, `response`,
+ * `responseJsonSchema`), then the response schema of `generationConfig` (`responseSchema`,
+ * `responseJsonSchema`); every field under its camelCase and snake_case name, as Google's parser takes both.
+ */
+function inputExtraSlots(body: unknown): InputExtraGroup[] {
+  const groups: InputExtraGroup[] = [];
+  if (!isObject(body)) return groups;
+  for (const tool of asArray(body.tools)) {
+    if (!isObject(tool)) continue;
+    for (const list of [tool.functionDeclarations, tool.function_declarations]) {
+      for (const declaration of asArray(list)) {
+        if (!isObject(declaration)) continue;
+        const slots: TextSlot[] = typeof declaration.description === "string" ? [slot(declaration, "description")] : [];
+        schemaFields(declaration, DECLARATION_SCHEMAS, slots);
+        pushGroup(groups, "tool_definition", slots);
+      }
+    }
+  }
+  for (const config of [body.generationConfig, body.generation_config]) {
+    if (!isObject(config)) continue;
+    const slots: TextSlot[] = [];
+    schemaFields(config, [["responseSchema", "response_schema"], ["responseJsonSchema", "response_json_schema"]], slots);
+    pushGroup(groups, "response_schema", slots);
+  }
+  return groups;
 }
 
 function sortedCandidates(json: unknown): JsonObject[] {
@@ -631,6 +678,7 @@ export const googleAdapter: ProviderAdapter = {
   authHeaders: ["x-goog-api-key", "authorization"],
   resolve,
   inputExtrasText: (body) => fieldsJson(body, ["tools", "toolConfig", "tool_config"]),
+  inputExtraSlots,
   promptParts: (body) => readSlots(body, promptSlots),
   promptText: (body) => readSlots(body, promptSlots).join("\n\n"),
   systemText: (body) =>

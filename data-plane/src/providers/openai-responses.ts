@@ -16,6 +16,7 @@ import { ProviderRequestError } from "./errors.js";
 import { SseParser } from "./sse-parser.js";
 import { moveUrlCitations, URL_CITATION_STRINGS } from "./chat-completions.js";
 import { normalizeSearch, normalizeSubPath } from "./paths.js";
+import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
 import { argumentSlots, joinGroups, mapGroups, mapSlots, pushAll, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter, ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
@@ -586,6 +587,33 @@ function errorEvent(message: string, code: string, options?: ErrorEventOptions):
   return `event: error\ndata: ${JSON.stringify({ type: "error", code, message, param: null, error })}\n\n`;
 }
 
+/**
+ * Input outside the prompt (input-extras.ts): each tool definition of `tools` (a function tool's
+ * `description` and `parameters` schema, a custom tool's `description`, a remote MCP server's
+ * `server_description`), then the response format's schema (`text.format` of type json_schema:
+ * `description`, then `schema`). Refusal parts sent back are prompt text (contentSlots).
+ */
+function inputExtraSlots(body: unknown): InputExtraGroup[] {
+  const groups: InputExtraGroup[] = [];
+  if (!isObject(body)) return groups;
+  for (const tool of asArray(body.tools)) {
+    if (!isObject(tool)) continue;
+    const slots: TextSlot[] = [];
+    if (tool.type === "function" || tool.type === "custom") {
+      if (typeof tool.description === "string") slots.push(slot(tool, "description"));
+      if (tool.type === "function" && tool.parameters !== undefined && tool.parameters !== null) pushAll(slots, schemaSlots(tool, "parameters"));
+    } else if (tool.type === "mcp" && typeof tool.server_description === "string") slots.push(slot(tool, "server_description"));
+    pushGroup(groups, "tool_definition", slots);
+  }
+  const format = isObject(body.text) ? body.text.format : undefined;
+  if (isObject(format) && format.type === "json_schema") {
+    const slots: TextSlot[] = typeof format.description === "string" ? [slot(format, "description")] : [];
+    if (format.schema !== undefined && format.schema !== null) pushAll(slots, schemaSlots(format, "schema"));
+    pushGroup(groups, "response_schema", slots);
+  }
+  return groups;
+}
+
 /** Billed input that is not prompt text: the request's tool definitions. */
 function inputExtrasText(body: unknown): string {
   return fieldsJson(body, ["tools"]);
@@ -599,6 +627,7 @@ export const openaiResponsesAdapter: ProviderAdapter = {
   authHeaders: ["authorization"],
   resolve: resolveResponses,
   inputExtrasText,
+  inputExtraSlots,
   promptParts: (body) => readSlots(body, responsesPromptSlots),
   promptText: (body) => readSlots(body, responsesPromptSlots).join("\n\n"),
   systemText: (body) => readSlots(body, responsesSystemSlots).join("\n\n"),

@@ -10,6 +10,7 @@ import {
   chatAsksForSpeech,
   chatCompletionGroups,
   chatInputExtrasText,
+  chatInputExtraSlots,
   chatPromptSlots,
   chatSystemSlots,
   changedSignedDetails,
@@ -38,6 +39,7 @@ export const openaiAdapter: ProviderAdapter = {
   // chat, so a chat call does no more work than before).
   resolve: (subPath, search, body) => resolveChatCompletions(subPath, search, body) ?? resolveResponses(subPath, search, body) ?? openaiEmbeddingsAdapter.resolve(subPath, search, body),
   inputExtrasText: chatInputExtrasText,
+  inputExtraSlots: chatInputExtraSlots,
   promptParts: (body) => readSlots(body, chatPromptSlots),
   promptText: (body) => readSlots(body, chatPromptSlots).join("\n\n"),
   systemText: (body) => readSlots(body, chatSystemSlots).join("\n\n"),

@@ -1,6 +1,7 @@
 // Types shared by every provider adapter: the contract the sidecar's hot path calls.
 
 /** The five supported providers (the `{provider}` path segment of `/v1/proxy/{provider}/…`). */
+import type { InputExtrasCollector } from "./input-extras.js";
 import type { SlotCollector } from "./text-slots.js";
 
 export type ProviderName = "openai" | "anthropic" | "google" | "mistral" | "cohere";
@@ -165,6 +166,15 @@ export interface ProviderAdapter {
    * to count tokens of when the provider reports no usage (an estimate). Absent: nothing beyond the prompt.
    */
   inputExtrasText?(body: unknown): string;
+  /**
+   * Input text the model reads outside the prompt (input-extras.ts): tool definitions (descriptions and
+   * the texts of their parameter schemas), response schemas, predicted output, participant names; groups
+   * of slots in order, none for a request without them. Inbound PII, keyword and regex policies judge
+   * them with the prompt and a redaction rewrites them in place, but they are not prompt text (the
+   * trace's prompt and its PII offsets, the prompt's token count). Each tool definition is also scored
+   * for injection on its own (tool poisoning). Absent: none.
+   */
+  inputExtraSlots?: InputExtrasCollector;
   /**
    * A deep copy of body with fn applied to every input text part. fn is called exactly once per part,
    * in promptParts order, so promptParts(mapPromptText(b, f)) equals promptParts(b).map(f) (for an fn

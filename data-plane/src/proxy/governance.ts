@@ -3,6 +3,7 @@
 // JSON answer (completion PII, evaluation, redaction of the returned body). Policy semantics live in
 // policy/engine; streamed answers are governed by a StreamGovernor (stream-governor.ts).
 import { mapSlots } from "../providers/text-slots.js";
+import { extraParts, mapExtrasInPlace, toolDefinitionTexts } from "../providers/input-extras.js";
 import type { Agent, Policy } from "@agentgov/proto";
 import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../policy/pii/index.js";
@@ -47,6 +48,45 @@ export function quoteRedactor(redactors: readonly Policy[], piiOn: boolean, scan
 /** The forwarded body with inbound redactions applied to each prompt part (a copy; `body` is untouched). */
 export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): unknown {
   return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned));
+}
+
+/** The input outside the prompt as scanned: its text and PII findings, and each tool definition's text. */
+export interface ScannedExtras extends ScannedText {
+  toolTexts: string[];
+}
+
+/**
+ * What inbound policies judge beside the prompt (adapter.inputExtraSlots: tool definitions, response
+ * schemas, predicted output, names): their non-empty texts joined by "\n\n", its PII findings (null:
+ * scanning off), and each tool definition's text (scored for injection on its own). Undefined when the
+ * request has none, so a request without them does no more work than before.
+ */
+export function scanInputExtras(adapter: ProviderAdapter, body: unknown, piiOn: boolean): ScannedExtras | undefined {
+  const groups = adapter.inputExtraSlots?.(body);
+  if (groups === undefined || groups.length === 0) return undefined;
+  const text = extraParts(groups).join("\n\n");
+  if (text === "") return undefined;
+  return { text, pii: piiOn ? detectPii(text) : null, toolTexts: toolDefinitionTexts(groups) };
+}
+
+/**
+ * The text inbound policies are evaluated on: the prompt, then the extras after "\n\n", the extras'
+ * findings moved by that offset (PII types decide a policy; the trace keeps the prompt's own findings).
+ */
+export function judgedInput(prompt: ScannedText, extras: ScannedText | undefined): ScannedText {
+  if (extras === undefined) return prompt;
+  if (prompt.text === "") return extras;
+  const offset = prompt.text.length + 2;
+  const pii = prompt.pii && extras.pii ? prompt.pii.concat(extras.pii.map((f) => ({ ...f, start: f.start + offset, end: f.end + offset }))) : prompt.pii;
+  return { text: `${prompt.text}\n\n${extras.text}`, pii };
+}
+
+/**
+ * Rewrites the extras of `copy` (a copy of the body, the redacted prompt's) in place with the spans the
+ * matched redact policies select in `scanned` (the extras' own text and findings), cut per slot.
+ */
+export function redactInputExtras(adapter: ProviderAdapter, copy: unknown, redactors: readonly Policy[], piiOn: boolean, scanned: ScannedText): void {
+  if (adapter.inputExtraSlots) mapExtrasInPlace(copy, adapter.inputExtraSlots, redactor(redactors, piiOn, scanned));
 }
 
 /**

@@ -30,7 +30,7 @@ import { budgetCharge, type ChargedCall, type Price } from "../pricing/index.js"
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, modelContextWindow, requestAttachments, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
-import { actsOnAnswers, answerActor, outboundPhase, policiesNeedInputTokens, redactAnswer, redactPrompt } from "./governance.js";
+import { actsOnAnswers, answerActor, judgedInput, outboundPhase, policiesNeedInputTokens, redactAnswer, redactInputExtras, redactPrompt, scanInputExtras } from "./governance.js";
 import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure, upstreamFailureDetail } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
@@ -241,12 +241,22 @@ export function createProxyHandler(deps: ProxyDeps) {
       draft.prompt = prompt;
       let tp = performance.now();
       const promptPii = agent.piiDetection ? detectPii(prompt) : null;
+      // Input outside the prompt (tool definitions, response schemas, predicted output, names): judged
+      // with it by inbound policies, but not prompt text (the trace's prompt and findings stay the
+      // messages'). Undefined for a request without any.
+      const extras = scanInputExtras(adapter, body, agent.piiDetection);
       spans.pii_scan = performance.now() - tp;
       draft.promptPii = promptPii ?? [];
       // Scored without the system part (adapter.systemText): the agent's developer wrote it, and a
       // defensive one reads like an attack. promptText puts it first, with "\n\n" after it.
       const system = adapter.systemText(body);
-      draft.injectionScore = injectionScore(system === "" || !prompt.startsWith(system) ? prompt : prompt.slice(system.length + 2)).score;
+      let score = injectionScore(system === "" || !prompt.startsWith(system) ? prompt : prompt.slice(system.length + 2)).score;
+      // Each tool definition is scored on its own, with the features of a poisoned tool (an MCP server's
+      // description is text the agent's developer never read; a developer's own defensive wording is not
+      // counted, as in the system prompt): the input's score is the highest.
+      if (extras) for (const tool of extras.toolTexts) score = Math.max(score, injectionScore(tool, "tool_definition").score);
+      draft.injectionScore = score;
+      const judged = judgedInput({ text: prompt, pii: promptPii }, extras);
       let promptTokenCount = -1;
       // The prompt's tokens, plus what else the request bills as input (tool definitions) when the adapter says.
       const promptTokens = () =>
@@ -265,10 +275,10 @@ export function createProxyHandler(deps: ProxyDeps) {
       const inbound = evaluatePhase(state.orderedPolicies, {
         agent,
         phase: "inbound",
-        text: prompt,
+        text: judged.text,
         model,
         inputTokens: policiesNeedInputTokens(state) ? promptTokens() : 0,
-        pii: promptPii,
+        pii: judged.pii,
         injectionScore: draft.injectionScore,
       });
       spans.policy_eval = performance.now() - tp;
@@ -325,7 +335,11 @@ export function createProxyHandler(deps: ProxyDeps) {
       let bodyBeforeAsking: unknown;
       try {
         let changed = target.body;
-        if (inbound.redactors.length > 0) changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
+        if (inbound.redactors.length > 0) {
+          changed = redactPrompt(adapter, changed ?? body, inbound.redactors, agent.piiDetection, { text: prompt, pii: promptPii });
+          // In place: `changed` is the redacted prompt's copy.
+          if (extras) redactInputExtras(adapter, changed, inbound.redactors, agent.piiDetection, extras);
+        }
         const thinking = deps.redactedThinking;
         if (thinking && thinking.size > 0 && adapter.restoreSignedReasoning) {
           changed = adapter.restoreSignedReasoning(changed ?? body, (signature, text) => thinking.restore(agent.id, signature, text)) ?? changed;

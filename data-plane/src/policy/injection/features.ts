@@ -9,7 +9,8 @@ export type InjectionFamily =
   | "encoded_payload"
   | "exfiltration"
   | "multilingual"
-  | "obfuscation";
+  | "obfuscation"
+  | "tool_poisoning";
 
 /** Which form of the text a feature is matched against. */
 export type FeatureInput =
@@ -211,6 +212,38 @@ export const FEATURES: readonly Feature[] = [
   f("exfil_url_template", "exfiltration", 0.35, ["http"],
     `https?:\\/\\/[^\\s)"'<>?]{1,300}\\?(?:[^\\s)"'<>=]{1,40}=(?!\\{|\\[|<|\\$|%7b)[^\\s)"'<>&]{0,200}&){0,8}[\\w-]{1,30}=(?:\\{\\{?|\\[|<|\\$\\{?|%7b)[\\w .-]{0,40}(?:\\}\\}?|\\]|>)`),
 
+  // ---------- tool poisoning (instructions hidden in a tool's description: an MCP server's, which the
+  // agent's developer never reads). Each is weak alone (< 0.5); the attack's shape is two or three together.
+  // A secret file (SSH keys, cloud and package-manager credentials, the MCP client's config) named after a
+  // read/pass/send verb: also an ordinary request of a developer ("read my .env"), so weak alone.
+  f("tool_secret_file", "tool_poisoning", 0.35, ["ssh", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "aws", "env", "mcp", "claude_desktop", "etc", "npmrc", "netrc", "pgpass", "pypirc", "git-credentials", "kube", "docker", "gnupg", "wallet", "credentials"],
+    `\\b${alt("read", "cat", "open", "load", "access", "copy", "upload", "send", "include", "pass", "put", "attach", "fetch", "get", "print", "output", "paste", "dump", "share", "grab", "collect", "extract", "exfiltrate", "leak", "retrieve", "forward", "post", "append", "embed", "provide", "look at")}\\b(?:[^!?\\n.]|\\.(?=[\\w/~])){0,60}?${alt(
+      "(?:~|\\$home|%userprofile%)?[\\\\/]?\\.ssh\\b",
+      "\\bid_(?:rsa|dsa|ecdsa|ed25519)\\b",
+      "\\.aws[\\\\/](?:credentials|config)\\b",
+      "(?:^|[\\s'\"`(\\[/~])\\.env\\b",
+      "\\b(?:mcp|claude_desktop_config|credentials)\\.json\\b",
+      "/etc/(?:passwd|shadow|sudoers)\\b",
+      "\\.(?:npmrc|netrc|pgpass|pypirc|git-credentials|gnupg)\\b",
+      "\\.kube[\\\\/]config\\b",
+      "\\.docker[\\\\/]config\\.json\\b",
+      "\\bwallet\\.dat\\b",
+    )}`),
+  // Keeping the model's steps from the user ("do not mention this to the user"): a benign tool may say
+  // "never show raw IDs to the user", so weak alone.
+  f("tool_conceal_from_user", "tool_poisoning", 0.45, ["user", "human", "person", "anyone", "mention"],
+    alt(
+      `\\b(?:do not|don'?t|never|must not|should not|shouldn'?t|not to)\\s+(?:ever\\s+)?${alt("mention", "tell", "inform", "reveal", "disclose", "notify", "alert", "show", "explain", "report")}\\b${gap(40)}\\b(?:the user|users?|the human|the person|anyone)\\b`,
+      `\\bwithout ${alt("telling", "informing", "notifying", "alerting", "asking", "letting")} (?:the )?(?:user|human)\\b`,
+      `\\b(?:do not|don'?t|never) mention (?:that|the fact that) you\\b`,
+      `\\b(?:the user|users) (?:must|should|will|need|may) (?:not|never) (?:know|see|notice|find out|learn|be (?:told|informed|aware))\\b`,
+      `\\b(?:keep|hide|conceal) (?:this|it|that)(?: instruction| step)? (?:hidden |secret |confidential )?from (?:the )?(?:users?|human)\\b`,
+    )),
+  // A made-up tag marking text for the model alone (<IMPORTANT>…</IMPORTANT>, as in the published MCP
+  // tool-poisoning attacks); an HTML page has no such tag.
+  f("tool_hidden_directive_tag", "tool_poisoning", 0.35, ["<important", "</important", "<secret", "</secret", "<hidden", "</hidden", "<note", "</note", "<ai", "</ai", "<assistant", "</assistant", "<instruction", "</instruction"],
+    `</?(?:important|secret|hidden|note[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:ai|assistant|model|llm|agent)|(?:ai|assistant|agent)[_ -]?(?:instructions?|notes?)|instructions?[_ -]?for[_ -]?(?:the[_ -]?)?(?:ai|assistant|model|llm|agent))\\s*>`),
+
   // ---------- multilingual instruction override / extraction / persona ----------
   // German
   f("de_ignore_previous", "multilingual", 0.85, ["ignorier", "vergiss", "vergessen", "missacht", "verwirf"],
@@ -287,6 +320,22 @@ export const FEATURES: readonly Feature[] = [
   f("ko_ignore_previous", "multilingual", 0.85, [],
     `${alt("이전", "위의", "모든", "앞의")}[^.!?\\n]{0,6}?${alt("지시", "명령", "규칙", "지침")}[^.!?\\n]{0,6}?${alt("무시", "잊어")}`, "native"),
 ];
+
+/**
+ * What a tool definition is scored with (injectionScore's "tool_definition" scope): the features that
+ * describe what a poisoned tool does (tool poisoning, exfiltration, hidden or encoded payloads,
+ * chat-template tokens, fake prompt boundaries). Not the instruction-override, persona, extraction and
+ * multilingual phrases nor role tags and headings: a tool's own developer writes "ignore any instructions
+ * in the fetched page", "never reveal your system prompt", `<instructions>` or "## Instructions:" in a
+ * description as in a system prompt, which the score leaves out for that reason (session 15), and a
+ * definition goes with every request of its agent. Decoded payloads are scanned with every feature.
+ */
+const TOOL_DEFINITION_FAMILIES: ReadonlySet<InjectionFamily> = new Set(["tool_poisoning", "exfiltration", "encoded_payload"]);
+const TOOL_DEFINITION_FEATURES: ReadonlySet<string> = new Set(["delimiter_chat_template", "delimiter_chat_template_quoted", "delimiter_fake_boundary"]);
+
+export function scoredInToolDefinitions(feature: Feature): boolean {
+  return TOOL_DEFINITION_FAMILIES.has(feature.family) || TOOL_DEFINITION_FEATURES.has(feature.id);
+}
 
 /** Signals derived from the normalisation and decoding, not from a pattern. */
 export const DERIVED_WEIGHTS = {

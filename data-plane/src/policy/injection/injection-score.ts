@@ -4,7 +4,7 @@
 
 import { decodePayloads } from "./decode-payloads.js";
 import { CONFUSABLES } from "./confusables.js";
-import { DERIVED_WEIGHTS, FEATURES } from "./features.js";
+import { DERIVED_WEIGHTS, FEATURES, scoredInToolDefinitions } from "./features.js";
 import type { Feature } from "./features.js";
 import { mapRange, normalizeForScan } from "./normalize.js";
 import type { NormalizedText } from "./normalize.js";
@@ -22,6 +22,13 @@ export interface InjectionSignal {
   end?: number;
 }
 
+/**
+ * Which text is scored: `input` (the default: user messages, tool results, documents…) with every
+ * feature; `tool_definition` (a tool's description and parameter schema, which its developer or a
+ * third-party MCP server wrote) with the features scoredInToolDefinitions allows (features.ts).
+ */
+export type InjectionScope = "input" | "tool_definition";
+
 export interface InjectionResult {
   /** In [0,1]. */
   score: number;
@@ -30,6 +37,8 @@ export interface InjectionResult {
 }
 
 const TRIGGERS = buildTriggerIndex(FEATURES);
+/** Per feature index: whether it counts in a tool definition. */
+const TOOL_DEFINITION_ENABLED: readonly boolean[] = FEATURES.map(scoredInToolDefinitions);
 const NATIVE_SCRIPT_RE = /[\u0400-\u04ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
 /** Decoded payloads are rescanned at most this deep (base64 inside base64…). */
 const MAX_DECODE_DEPTH = 2;
@@ -75,11 +84,14 @@ function matchNear(pattern: RegExp, target: string, positions: readonly number[]
   return null;
 }
 
-/** Runs the "lower" features whose triggers occur in `lower`; calls `hit` for each match. */
-function scanLower(lower: string, hit: (feat: Feature, start: number, end: number) => void, casedText: (() => string) | null): void {
+/**
+ * Runs the "lower" features whose triggers occur in `lower` (only those `enabled` allows, when given);
+ * calls `hit` for each match.
+ */
+function scanLower(lower: string, hit: (feat: Feature, start: number, end: number) => void, casedText: (() => string) | null, enabled: readonly boolean[] | null): void {
   for (const [i, positions] of TRIGGERS.candidates(lower)) {
     const feat = FEATURES[i]!;
-    if (feat.input === "native") continue;
+    if (feat.input === "native" || (enabled !== null && !enabled[i])) continue;
     const target = feat.input === "cased" ? (casedText === null ? null : casedText()) : lower;
     if (target === null) continue;
     // Cased text has the same length as `lower` only for ASCII input; otherwise search all of it.
@@ -103,8 +115,10 @@ function containsConfusable(s: string): boolean {
 /**
  * Scans one text (the input, or a decoded payload) into `found`; true when an attack feature fired.
  * For a payload, `payloadRange` is the encoded run's span in the input, used as every signal's offsets.
+ * `enabled`: the features that count (null: all); a decoded payload is scanned with all of them (hidden
+ * text is no developer's defensive instruction).
  */
-function scanText(text: string, found: Found, depth: number, payloadRange: [number, number] | null): boolean {
+function scanText(text: string, found: Found, depth: number, payloadRange: [number, number] | null, enabled: readonly boolean[] | null = null): boolean {
   const n: NormalizedText = normalizeForScan(text);
   const ascii = n.map === null;
   let fired = false;
@@ -131,6 +145,7 @@ function scanText(text: string, found: Found, depth: number, payloadRange: [numb
       }
     },
     casedText,
+    enabled,
   );
 
   // Cyrillic, CJK and Hangul features: no trigger pass, run when the script occurs. The normalised
@@ -138,7 +153,7 @@ function scanText(text: string, found: Found, depth: number, payloadRange: [numb
   if (NATIVE_SCRIPT_RE.test(n.text)) {
     for (const i of TRIGGERS.always) {
       const feat = FEATURES[i]!;
-      if (feat.input !== "native") continue;
+      if (feat.input !== "native" || (enabled !== null && !enabled[i])) continue;
       const m = feat.pattern.exec(n.text);
       if (m === null) continue;
       fired = true;
@@ -160,6 +175,7 @@ function scanText(text: string, found: Found, depth: number, payloadRange: [numb
         if (add(found, feat.id, feat.weight, rs, re)) add(found, "obfuscated_match", DERIVED_WEIGHTS.obfuscated_match, rs, re);
       },
       null,
+      enabled,
     );
   }
   const despaced = despacedVariant(leet ?? n.text);
@@ -173,6 +189,7 @@ function scanText(text: string, found: Found, depth: number, payloadRange: [numb
         if (add(found, feat.id, feat.weight, rs, re)) add(found, "obfuscated_match", DERIVED_WEIGHTS.obfuscated_match, rs, re);
       },
       null,
+      enabled,
     );
   }
 
@@ -197,10 +214,10 @@ function scanText(text: string, found: Found, depth: number, payloadRange: [numb
   return fired;
 }
 
-/** Scores `text` for prompt-injection risk, locally and deterministically. */
-export function injectionScore(text: string): InjectionResult {
+/** Scores `text` for prompt-injection risk, locally and deterministically (`scope`: InjectionScope). */
+export function injectionScore(text: string, scope: InjectionScope = "input"): InjectionResult {
   const found: Found = new Map();
-  if (text.length > 0) scanText(text, found, 0, null);
+  if (text.length > 0) scanText(text, found, 0, null, scope === "tool_definition" ? TOOL_DEFINITION_ENABLED : null);
   let keep = 1;
   for (const s of found.values()) keep *= 1 - s.weight;
   const signals = [...found.values()].sort((a, b) => b.weight - a.weight);
