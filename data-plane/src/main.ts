@@ -84,6 +84,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
       },
       onConnected: (c) => log.info({ connected: c }, "sync connection"),
       onError: (e) => log.warn({ err: String(e) }, "sync error"),
+      // An Ack lost only makes the next write answer once the change was handed, not applied (sync/ack-sender.ts).
+      onAckError: (e) => log.debug({ err: String(e) }, "sync acknowledgement not delivered"),
     },
     `sc_${randomUUID()}`,
     { persistedAtMs: persisted?.savedAtMs ?? 0 },

@@ -1,12 +1,16 @@
 // Shared Sync snapshots on real Postgres (audit, session 17: 50 cold Watch streams of a large tenant built
 // 50 snapshots at once): concurrent streams of a tenant share one build, a stream arriving just after it
 // gets the same snapshot and then the deltas after its version, and builds across tenants are limited.
+// Sync.Ack on the same server: a stream that said acks_applied is delivered once its sidecar acks, an Ack
+// with another tenant's key releases nothing, an Ack without a valid key is refused, and a stream that
+// never acks (an older sidecar) is delivered once handed, and an Ack reaching a replica that does not hold
+// its stream is passed on to the one that does.
 import test from "ava";
 import http2 from "node:http2";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { createClient, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { AgentSchema, SnapshotSchema, SyncService, WatchRequestSchema, WatchResponseSchema, type Snapshot, type WatchResponse } from "@agentgov/proto";
+import { AckRequestSchema, AgentSchema, SnapshotSchema, SyncService, WatchRequestSchema, WatchResponseSchema, type Snapshot, type WatchResponse } from "@agentgov/proto";
 import { createTestDatabase } from "../../../test/harness/databases.js";
 import { openDb, type Db } from "../stores/postgres/db.js";
 import { migrate } from "../stores/postgres/migrate.js";
@@ -14,6 +18,7 @@ import { recordChange } from "../stores/postgres/sync-changes.js";
 import { linksForAgents } from "../stores/postgres/agents-repo.js";
 import { createTenant } from "../tenants/provision.js";
 import { SyncHub } from "../sync/hub.js";
+import { hashApiKey } from "../domain/api-keys.js";
 import { buildSnapshot } from "../sync/snapshot.js";
 import { SnapshotCache, encodedSnapshot } from "../sync/snapshot-cache.js";
 import { syncHandlers } from "./sync-service.js";
@@ -28,9 +33,10 @@ let url = "";
 let cache: SnapshotCache | undefined;
 let tenantId = "";
 let apiKey = "";
+let dbUrl = "";
 
 test.before(async () => {
-  const dbUrl = await createTestDatabase();
+  dbUrl = await createTestDatabase();
   db = openDb(dbUrl, 8);
   await migrate(db);
   ({ tenantId, apiKey } = await createTenant(db, { name: "t", idpOrgId: "org_snapshots", adminEmail: "a@example.com" }));
@@ -55,13 +61,13 @@ test.after.always(async () => {
   await db?.close();
 });
 
-function watch() {
+function watch(key = apiKey, sidecarId = "t", acksApplied = false) {
   const client = createClient(SyncService, createGrpcTransport({ baseUrl: url }));
   const abort = new AbortController();
   const messages: WatchResponse[] = [];
   const done = (async () => {
     try {
-      for await (const m of client.watch(create(WatchRequestSchema, { sidecarId: "t" }), { signal: abort.signal, headers: { authorization: `Bearer ${apiKey}` } })) messages.push(m);
+      for await (const m of client.watch(create(WatchRequestSchema, { sidecarId, acksApplied }), { signal: abort.signal, headers: { authorization: `Bearer ${key}` } })) messages.push(m);
     } catch {
       /* aborted */
     }
@@ -158,4 +164,63 @@ test.serial("a snapshot's link map holds every link of an agent with 30,000 poli
   // Copying the list on each link (the code before) took seconds here (450 million element copies); the
   // time is the scale audit's measure, not asserted: the list is complete and in policy id order.
   t.deepEqual(links.get("agt_many"), ids, "in policy id order");
+});
+
+const ackWith = (key: string | undefined, sidecarId: string, version: bigint) =>
+  createClient(SyncService, createGrpcTransport({ baseUrl: url })).ack(create(AckRequestSchema, { sidecarId, version }), key ? { headers: { authorization: `Bearer ${key}` } } : {});
+
+test.serial("Sync.Ack: an acking stream is delivered once its sidecar acks; another tenant's Ack naming it releases nothing; Acks without a valid key are refused", async (t) => {
+  const a = await createTenant(db, { name: "acks", idpOrgId: "org_acks", adminEmail: "acks@example.com" });
+  const b = await createTenant(db, { name: "forger", idpOrgId: "org_forger", adminEmail: "forger@example.com" });
+  const s = watch(a.apiKey, "sc_acking", true);
+  t.teardown(() => s.close());
+  const first = await until(() => s.messages[0]);
+  await ackWith(a.apiKey, "sc_acking", first.version); // its first Ack: this replica now waits for its Acks
+
+  const v = await recordChange(db, a.tenantId, "key", "key_gone_acked");
+  const waiting = hub.delivered(a.tenantId, v, 5000);
+  const delta = await until(() => s.messages.find((m) => m.kind.case === "delta" && m.kind.value.removedKeyIds.includes("key_gone_acked")));
+  // Handed and even received; another tenant's key naming the stream, far ahead, is answered but counts for nothing.
+  await ackWith(b.apiKey, "sc_acking", 1n << 53n);
+  t.is(await Promise.race([waiting, sleep(150).then(() => "pending" as const)]), "pending", "not released by the forged Ack");
+  await ackWith(a.apiKey, "sc_acking", delta.version);
+  t.true(await waiting, "released by the stream's own Ack");
+
+  const refused = async (key: string | undefined) => {
+    const e = await t.throwsAsync(ackWith(key, "sc_acking", 1n << 53n));
+    t.is(e instanceof ConnectError ? e.code : undefined, Code.Unauthenticated);
+  };
+  await refused(undefined);
+  await refused("svc_api_00000000000000000000000000000000");
+});
+
+test.serial("a stream that does not ack (an older sidecar) is delivered once handed: it does not hold a write", async (t) => {
+  const c = await createTenant(db, { name: "old sidecar", idpOrgId: "org_old_sidecar", adminEmail: "old@example.com" });
+  const s = watch(c.apiKey, "sc_old", false);
+  t.teardown(() => s.close());
+  await until(() => s.messages[0]);
+  const v = await recordChange(db, c.tenantId, "key", "key_gone_old");
+  t.true(await hub.delivered(c.tenantId, v, 10_000), "delivered, not the limit");
+  await until(() => s.messages.find((m) => m.kind.case === "delta" && m.kind.value.removedKeyIds.includes("key_gone_old")));
+});
+
+test.serial("an Ack that reaches a replica not holding its stream is passed on (NOTIFY) to the replica that does, for the same tenant and key only", async (t) => {
+  const d = await createTenant(db, { name: "elsewhere", idpOrgId: "org_elsewhere", adminEmail: "e@example.com" });
+  const forger = await createTenant(db, { name: "forger elsewhere", idpOrgId: "org_forger_elsewhere", adminEmail: "fe@example.com" });
+  const keyHash = hashApiKey(d.apiKey);
+  const keyId = (await db.query<{ id: string }>("SELECT id FROM api_keys WHERE key_hash = $1", [keyHash])).rows[0]!.id;
+  // Replica B: its own hub on the same database, holding the sidecar's stream (this test's server is replica A).
+  const hubB = new SyncHub(dbUrl);
+  await hubB.start();
+  t.teardown(() => hubB.close());
+  const stream = hubB.track(d.tenantId, { sidecarId: "sc_elsewhere", keyId, keyHash, acksApplied: true });
+  t.teardown(() => stream.close());
+  stream.sent(5, true);
+  hubB.ack(d.tenantId, keyId, "sc_elsewhere", 5);
+  stream.sent(9, true);
+  const waiting = hubB.delivered(d.tenantId, 9, 5000);
+  await ackWith(forger.apiKey, "sc_elsewhere", 9n); // passed on too, as the forger's tenant and key: matches nothing
+  t.is(await Promise.race([waiting, sleep(300).then(() => "pending" as const)]), "pending");
+  await ackWith(d.apiKey, "sc_elsewhere", 9n);
+  t.true(await waiting);
 });

@@ -6,9 +6,16 @@
 // been sent". Streams only read up to the settled version (sync/settled-version.ts), so a change whose
 // transaction commits after a later-numbered one is never skipped, and V is always safe to resume from.
 // Versions strictly increase from one delta to the next.
+//
+// Sync.Ack: a sidecar whose WatchRequest said `acks_applied` reports the version it serves once it has
+// swapped that state in; the hub then counts the stream as delivered only once applied (sync/hub.ts,
+// what REST writes wait for). The Ack names the stream by sidecar id and carries the stream's key: it
+// counts only for streams opened with the same key (hence the same tenant); one that reaches a replica
+// holding no such stream (a proxy balancing each call on its own) is passed on to the others by NOTIFY.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { HeartbeatSchema, WatchResponseSchema, type Delta, type Snapshot, type WatchRequest, type WatchResponse } from "@agentgov/proto";
+import { AckResponseSchema, HeartbeatSchema, WatchResponseSchema, type AckRequest, type AckResponse, type Delta, type Snapshot, type WatchRequest, type WatchResponse } from "@agentgov/proto";
+import { hashApiKey } from "../domain/api-keys.js";
 import type { ChangeRow } from "../stores/postgres/sync-changes.js";
 import type { Db } from "../stores/postgres/db.js";
 import type { StreamTracker, SyncHub } from "../sync/hub.js";
@@ -16,7 +23,7 @@ import { buildDelta, buildSnapshot } from "../sync/snapshot.js";
 import { SettledVersion } from "../sync/settled-version.js";
 import { SnapshotCache } from "../sync/snapshot-cache.js";
 import { CHANGES_PAGE, canResume, changesBetween } from "../sync/change-window.js";
-import { authenticateSidecar } from "./auth.js";
+import { authenticateSidecar, bearerKey } from "./auth.js";
 
 export const HEARTBEAT_MS = 10_000;
 /** Re-check soon when NOTIFY announced a change the settled version has not reached yet. */
@@ -64,16 +71,29 @@ export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
   return {
     async *watch(req: WatchRequest, ctx: HandlerContext): AsyncGenerator<WatchResponse> {
       const { tenantId, keyId } = await authenticateSidecar(db, ctx);
-      const tracker = hub.track(tenantId);
+      const keyHash = hashApiKey(bearerKey(ctx.requestHeader.get("authorization")) ?? "");
+      const tracker = hub.track(tenantId, { sidecarId: req.sidecarId, keyId, keyHash, acksApplied: req.acksApplied });
       try {
         yield* stream(tenantId, keyId, req, ctx, tracker);
       } finally {
         tracker.close();
       }
     },
+
+    async ack(req: AckRequest, ctx: HandlerContext): Promise<AckResponse> {
+      // The key of an acking stream this replica holds for that sidecar was authenticated when the stream
+      // opened (and the stream ends once it sends the key's removal): no query per Ack, which every
+      // sidecar of the tenant sends after each write. Any other key is authenticated as Watch does it.
+      const key = bearerKey(ctx.requestHeader.get("authorization"));
+      const known = key && req.sidecarId !== "" ? hub.ackingStream(req.sidecarId, hashApiKey(key)) : undefined;
+      const { tenantId, keyId } = known ?? (await authenticateSidecar(db, ctx));
+      const version = Number(req.version);
+      if (hub.ack(tenantId, keyId, req.sidecarId, version) === 0) await hub.forwardAck(db, tenantId, keyId, req.sidecarId, version);
+      return create(AckResponseSchema, {});
+    },
   };
 
-  /** The stream of one sidecar; `tracker.sent(v)` after each message that covers version v. */
+  /** The stream of one sidecar; `tracker.sent(v, …)` after each message that covers version v. */
   async function* stream(tenantId: string, keyId: string, req: WatchRequest, ctx: HandlerContext, tracker: StreamTracker): AsyncGenerator<WatchResponse> {
     let seen = hub.counter(tenantId);
     let upTo = await settled.next();
@@ -88,7 +108,7 @@ export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
       version = shared.version;
       yield shared.message;
     }
-    tracker.sent(version);
+    tracker.sent(version, true);
     let lastSent = Date.now();
     while (!ctx.signal.aborted) {
       if (upTo > version) {
@@ -97,7 +117,7 @@ export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
         if (delta) {
           version = full ? changes[changes.length - 1]!.version : upTo;
           yield create(WatchResponseSchema, { version: BigInt(version), kind: { case: "delta", value: delta } });
-          tracker.sent(version);
+          tracker.sent(version, true);
           lastSent = Date.now();
           // The sidecar's own key was deleted (or its user deactivated): end the stream now rather
           // than at the next reconnect; the sidecar keeps retrying and is refused until it has a valid key.
@@ -105,7 +125,7 @@ export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
           if (full) continue;
         }
         version = upTo;
-        tracker.sent(version); // nothing of this tenant in the window: nothing to deliver up to upTo
+        tracker.sent(version, false); // nothing of this tenant in the window: nothing to deliver up to upTo
       }
       if (Date.now() - lastSent >= HEARTBEAT_MS) {
         yield heartbeat(version);

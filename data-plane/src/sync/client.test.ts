@@ -1,17 +1,18 @@
 // The Sync client against a scripted Sync.Watch peer (a real gRPC server over HTTP/2): it resumes from
 // its version, swaps the whole state per message (a reader never sees half a delta), persists it for
-// fail-static starts, adopts heartbeat versions, and drops a stream that goes silent.
+// fail-static starts, adopts heartbeat versions, and drops a stream that goes silent. It acknowledges
+// (Sync.Ack) each version it has swapped in, off the stream: at most one Ack in flight, the newest next.
 import test from "ava";
 import http2 from "node:http2";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import {
-  AgentSchema, DeltaSchema, HeartbeatSchema, PolicySchema, SnapshotSchema, SyncService, WatchResponseSchema,
-  type WatchRequest, type WatchResponse,
+  AckResponseSchema, AgentSchema, DeltaSchema, HeartbeatSchema, PolicySchema, SnapshotSchema, SyncService, WatchResponseSchema,
+  type AckRequest, type AckResponse, type WatchRequest, type WatchResponse,
 } from "@agentgov/proto";
 import { EMPTY_STATE, type GovernanceState } from "../state/governance-state.js";
 import { SyncClient } from "./client.js";
@@ -19,7 +20,8 @@ import { loadSnapshot } from "./snapshot-file.js";
 
 type Script = (req: WatchRequest, ctx: HandlerContext, streamNo: number) => AsyncGenerator<WatchResponse>;
 
-async function syncPeer(script: Script) {
+/** Without an ack handler the peer is a control plane that has no Sync.Ack (Unimplemented). */
+async function syncPeer(script: Script, ack?: (req: AckRequest) => Promise<void>) {
   const requests: WatchRequest[] = [];
   const routes = (router: ConnectRouter) =>
     router.service(SyncService, {
@@ -27,6 +29,14 @@ async function syncPeer(script: Script) {
         requests.push(req);
         yield* script(req, ctx, requests.length);
       },
+      ...(ack
+        ? {
+            async ack(req: AckRequest): Promise<AckResponse> {
+              await ack(req);
+              return create(AckResponseSchema, {});
+            },
+          }
+        : {}),
     });
   const server = http2.createServer(connectNodeAdapter({ routes, grpc: true, connect: false, grpcWeb: false }));
   const sessions = new Set<http2.ServerHttp2Session>();
@@ -53,7 +63,7 @@ const snapshot = (version: bigint) =>
 
 const idle = (ctx: HandlerContext) => new Promise<void>((r) => ctx.signal.addEventListener("abort", () => r()));
 
-function harness(url: string, initial: GovernanceState = EMPTY_STATE, stallMs?: number) {
+function harness(url: string, initial: GovernanceState = EMPTY_STATE, stallMs?: number, acks?: boolean) {
   const dir = mkdtempSync(join(tmpdir(), "agentgov-sync-client-"));
   const states: GovernanceState[] = [];
   const client = new SyncClient(
@@ -63,7 +73,7 @@ function harness(url: string, initial: GovernanceState = EMPTY_STATE, stallMs?: 
     join(dir, "snapshot.bin"),
     { onState: (s) => states.push(s), onConnected: () => undefined, onError: () => undefined },
     "sc_test",
-    { stallMs },
+    { stallMs, acks },
   );
   return { client, states, path: join(dir, "snapshot.bin"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -193,4 +203,152 @@ test("the first-message wait has its own limit", async (t) => {
   const t0 = Date.now();
   await until(() => peer.requests.length >= 2);
   t.true(Date.now() - t0 >= 350, "not dropped at the stall limit");
+});
+
+const delta = (version: bigint) =>
+  create(WatchResponseSchema, { version, kind: { case: "delta", value: create(DeltaSchema, { upsertAgents: [create(AgentSchema, { id: `agt_${version}`, name: "a", status: "active", policyIds: [] })] }) } });
+const heartbeat = (version: bigint) => create(WatchResponseSchema, { version, kind: { case: "heartbeat", value: create(HeartbeatSchema, {}) } });
+
+test("the client acks each version once it has swapped the state in: snapshots, deltas, a heartbeat only when it moves the version, and each stream's first message", async (t) => {
+  const acks: bigint[] = [];
+  /** Per Ack, the newest state published when it was sent. */
+  const stateAtAck: bigint[] = [];
+  const ref: { h?: ReturnType<typeof harness> } = {};
+  const acked = (n: number) => until(() => acks.length >= n);
+  const peer = await syncPeer(
+    async function* (req, ctx, n) {
+      if (n === 1) {
+        yield snapshot(10n);
+        await acked(1);
+        yield delta(12n);
+        await acked(2);
+        yield heartbeat(12n); // the version does not move: no Ack
+        yield heartbeat(15n); // it moves: acked
+        await acked(3);
+        return; // the stream ends; the next one resumes
+      }
+      yield heartbeat(req.resumeFromVersion); // a resume: nothing moves, but the stream's first message is acked
+      await idle(ctx);
+    },
+    async (req) => {
+      t.is(req.sidecarId, "sc_test");
+      stateAtAck.push(ref.h?.states.at(-1)?.version ?? -1n);
+      acks.push(req.version);
+    },
+  );
+  const h = harness(peer.url);
+  ref.h = h;
+  t.teardown(async () => {
+    await h.client.stop();
+    await peer.close();
+    h.cleanup();
+  });
+  h.client.start();
+  await acked(4);
+  t.deepEqual(acks, [10n, 12n, 15n, 15n]);
+  t.deepEqual(stateAtAck, acks, "each Ack is sent once its state is published (the proxy serves it)");
+  t.true(peer.requests.every((r) => r.acksApplied), "every Watch says it acks");
+  await until(() => h.client.ackStats().sent === 4);
+  t.is(h.client.ackStats().failed, 0);
+});
+
+test("Acks are coalesced: at most one in flight; when it ends only the newest version is sent", async (t) => {
+  const acks: bigint[] = [];
+  let release!: () => void;
+  const firstAckHeld = new Promise<void>((r) => (release = r));
+  const peer = await syncPeer(
+    async function* (_req, ctx) {
+      yield snapshot(1n);
+      await until(() => acks.length >= 1);
+      for (let v = 2n; v <= 6n; v++) yield delta(v);
+      await idle(ctx);
+    },
+    async (req) => {
+      acks.push(req.version);
+      if (acks.length === 1) await firstAckHeld;
+    },
+  );
+  const h = harness(peer.url);
+  t.teardown(async () => {
+    await h.client.stop();
+    await peer.close();
+    h.cleanup();
+  });
+  h.client.start();
+  await until(() => h.client.stats().version === 6n);
+  t.deepEqual(acks, [1n], "the stream went on while the first Ack was held");
+  release();
+  await until(() => acks.length >= 2);
+  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(acks, [1n, 6n]);
+});
+
+test("a failed Ack is dropped and the stream goes on; a control plane without Ack gets none until the next stream; acks: false sends none", async (t) => {
+  let calls = 0;
+  const flaky = await syncPeer(
+    async function* (_req, ctx) {
+      yield snapshot(1n);
+      await until(() => calls >= 1);
+      yield delta(2n);
+      await idle(ctx);
+    },
+    async () => {
+      if (++calls === 1) throw new ConnectError("restarting", Code.Unavailable);
+    },
+  );
+  const h1 = harness(flaky.url);
+  t.teardown(async () => {
+    await h1.client.stop();
+    await flaky.close();
+    h1.cleanup();
+  });
+  h1.client.start();
+  await until(() => h1.client.ackStats().sent >= 1);
+  t.is(h1.client.stats().version, 2n);
+  t.is(calls, 2);
+  t.deepEqual(h1.client.ackStats(), { sent: 1, failed: 1 });
+
+  // An older control plane: Unimplemented once per stream.
+  const old = await syncPeer(async function* (_req, ctx, n) {
+    yield snapshot(BigInt(n * 10));
+    for (let v = 1n; v <= 3n; v++) {
+      await new Promise((r) => setTimeout(r, 30));
+      yield delta(BigInt(n * 10) + v);
+    }
+    if (n === 1) return;
+    await idle(ctx);
+  });
+  const h2 = harness(old.url);
+  t.teardown(async () => {
+    await h2.client.stop();
+    await old.close();
+    h2.cleanup();
+  });
+  h2.client.start();
+  await until(() => h2.client.stats().version === 23n);
+  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(h2.client.ackStats(), { sent: 0, failed: 2 }, "one failed Ack per stream");
+
+  let acked = 0;
+  const off = await syncPeer(
+    async function* (_req, ctx) {
+      yield snapshot(1n);
+      yield delta(2n);
+      await idle(ctx);
+    },
+    async () => {
+      acked++;
+    },
+  );
+  const h3 = harness(off.url, EMPTY_STATE, undefined, false);
+  t.teardown(async () => {
+    await h3.client.stop();
+    await off.close();
+    h3.cleanup();
+  });
+  h3.client.start();
+  await until(() => h3.client.stats().version === 2n);
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(off.requests[0]!.acksApplied);
+  t.is(acked, 0);
 });

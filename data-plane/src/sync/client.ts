@@ -7,21 +7,29 @@
 // first one (a snapshot, which a busy control plane may take minutes to build for a large tenant, or a
 // resume's heartbeat) may take FIRST_MESSAGE_MS (a 30 s limit made a fleet reconnect forever while the
 // snapshots it asked for took longer; audit, session 17). The PINGs still notice a dead connection meanwhile.
+// Once a message's state is swapped in (onState returned: the proxy serves it from its next call on), the
+// version is acknowledged with Sync.Ack, off the stream (ack-sender.ts): a REST write on the control plane
+// answers once the sidecars that ack have applied its change.
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { SyncService, WatchRequestSchema, type Delta } from "@agentgov/proto";
+import { AckRequestSchema, SyncService, WatchRequestSchema, type Delta } from "@agentgov/proto";
 import { applyDelta, fromSnapshot, type GovernanceState } from "../state/governance-state.js";
 import { SnapshotWriter } from "./snapshot-file.js";
-import { abortableSleep, backoffMs } from "./backoff.js";
+import { abortableSleep, syncReconnectMs } from "./backoff.js";
+import { AckSender } from "./ack-sender.js";
 
 export const STALL_MS = 30_000;
 /** Longest wait for a stream's first message (the control plane's statement timeout is 5 min). */
 export const FIRST_MESSAGE_MS = 300_000;
+/** An Ack answered later than this is of no use (a write waits at most 2 s for it). */
+export const ACK_TIMEOUT_MS = 2000;
 
 export interface SyncEvents {
   onState(s: GovernanceState): void;
   onConnected(connected: boolean): void;
   onError(e: unknown): void;
+  /** An Ack failed (dropped: the control plane restarting, or one without Ack); worth a debug line at most. */
+  onAckError?(e: unknown): void;
 }
 
 export interface SyncStats {
@@ -50,6 +58,8 @@ export interface SyncClientOptions {
   stallMs?: number;
   /** Longest wait for a stream's first message (default FIRST_MESSAGE_MS, never below stallMs). */
   firstMessageMs?: number;
+  /** Acknowledge applied versions (WatchRequest.acks_applied, Sync.Ack); default true. */
+  acks?: boolean;
 }
 
 export class SyncClient {
@@ -61,6 +71,8 @@ export class SyncClient {
   private readonly counters: SyncStats;
   private readonly stallMs: number;
   private readonly firstMessageMs: number;
+  private readonly acksApplied: boolean;
+  private readonly acks: AckSender;
   /** Resolves once the control plane has answered (snapshot, delta or heartbeat). */
   readonly firstSync: Promise<void>;
 
@@ -79,6 +91,17 @@ export class SyncClient {
     this.stallMs = opts.stallMs ?? STALL_MS;
     this.firstMessageMs = Math.max(this.stallMs, opts.firstMessageMs ?? FIRST_MESSAGE_MS);
     this.counters = { connected: false, version: state.version, lastContactMs: opts.persistedAtMs ?? 0, snapshots: 0, deltas: 0, heartbeats: 0, reconnects: 0 };
+    this.acksApplied = opts.acks ?? true;
+    this.acks = new AckSender(
+      async (version) => {
+        await this.client.ack(create(AckRequestSchema, { sidecarId: this.sidecarId, version }), {
+          signal: this.abort.signal,
+          timeoutMs: ACK_TIMEOUT_MS,
+          headers: { authorization: `Bearer ${this.key}` },
+        });
+      },
+      (e) => events.onAckError?.(e),
+    );
   }
 
   start(): void {
@@ -87,6 +110,11 @@ export class SyncClient {
 
   stats(): SyncStats {
     return { ...this.counters, version: this.state.version };
+  }
+
+  /** Sync.Ack calls answered, and failed (dropped). */
+  ackStats(): { sent: number; failed: number } {
+    return { sent: this.acks.sent, failed: this.acks.failed };
   }
 
   private setConnected(c: boolean): void {
@@ -98,8 +126,11 @@ export class SyncClient {
   private async loop(): Promise<void> {
     let attempt = 0;
     let streams = 0;
+    /** When the last stream that had delivered messages ended (fast reconnects for a while after). */
+    let lostAtMs: number | undefined;
     while (!this.abort.signal.aborted) {
       if (streams++ > 0) this.counters.reconnects++;
+      let delivered = false;
       const streamAbort = new AbortController();
       const onStop = () => streamAbort.abort();
       this.abort.signal.addEventListener("abort", onStop);
@@ -110,15 +141,19 @@ export class SyncClient {
       };
       try {
         arm(this.firstMessageMs);
-        const stream = this.client.watch(create(WatchRequestSchema, { resumeFromVersion: this.state.version, sidecarId: this.sidecarId }), {
+        const stream = this.client.watch(create(WatchRequestSchema, { resumeFromVersion: this.state.version, sidecarId: this.sidecarId, acksApplied: this.acksApplied }), {
           signal: streamAbort.signal,
           headers: { authorization: `Bearer ${this.key}` },
         });
+        this.acks.newStream();
+        let first = true;
         for await (const msg of stream) {
           arm(this.stallMs);
+          const before = this.state.version;
           this.counters.lastContactMs = Date.now();
           this.setConnected(true);
           attempt = 0;
+          delivered = true;
           if (msg.kind.case === "snapshot") {
             this.counters.snapshots++;
             this.publish(fromSnapshot(msg.version, msg.kind.value));
@@ -132,6 +167,11 @@ export class SyncClient {
             if (msg.version > this.state.version && this.state.tenantId !== "") this.publish({ ...this.state, version: msg.version }, true);
             else this.writer.touch();
           }
+          // The state is swapped in: acknowledge it (a snapshot or delta; a heartbeat when it moved the
+          // version; the stream's first message in any case, so that the control plane learns at once that
+          // this stream's acks reach it).
+          if (this.acksApplied && (first || msg.kind.case !== "heartbeat" || this.state.version !== before)) this.acks.ack(this.state.version);
+          first = false;
           this.readyResolve?.();
         }
       } catch (e) {
@@ -145,8 +185,9 @@ export class SyncClient {
       }
       if (this.abort.signal.aborted) break;
       this.setConnected(false);
+      if (delivered) lostAtMs = Date.now();
       attempt++;
-      await abortableSleep(backoffMs(attempt), this.abort.signal);
+      await abortableSleep(syncReconnectMs(attempt, lostAtMs === undefined ? undefined : Date.now() - lostAtMs), this.abort.signal);
     }
   }
 
@@ -170,6 +211,7 @@ export class SyncClient {
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.acks.clear();
     await this.running;
     this.setConnected(false);
     await this.writer.flush();

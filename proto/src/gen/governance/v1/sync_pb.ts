@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file governance/v1/sync.proto.
  */
 export const file_governance_v1_sync: GenFile = /*@__PURE__*/
-  fileDesc("Chhnb3Zlcm5hbmNlL3YxL3N5bmMucHJvdG8SDWdvdmVybmFuY2UudjEiPwoMV2F0Y2hSZXF1ZXN0EhsKE3Jlc3VtZV9mcm9tX3ZlcnNpb24YASABKAQSEgoKc2lkZWNhcl9pZBgCIAEoCSKrAQoNV2F0Y2hSZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgEEisKCHNuYXBzaG90GAIgASgLMhcuZ292ZXJuYW5jZS52MS5TbmFwc2hvdEgAEiUKBWRlbHRhGAMgASgLMhQuZ292ZXJuYW5jZS52MS5EZWx0YUgAEi0KCWhlYXJ0YmVhdBgEIAEoCzIYLmdvdmVybmFuY2UudjEuSGVhcnRiZWF0SABCBgoEa2luZCK7AQoIU25hcHNob3QSEQoJdGVuYW50X2lkGAEgASgJEiQKBmFnZW50cxgCIAMoCzIULmdvdmVybmFuY2UudjEuQWdlbnQSJwoIcG9saWNpZXMYAyADKAsyFS5nb3Zlcm5hbmNlLnYxLlBvbGljeRIjCgRrZXlzGAQgAygLMhUuZ292ZXJuYW5jZS52MS5BcGlLZXkSKAoFc3BlbmQYBSADKAsyGS5nb3Zlcm5hbmNlLnYxLkFnZW50U3BlbmQiigIKBURlbHRhEisKDXVwc2VydF9hZ2VudHMYASADKAsyFC5nb3Zlcm5hbmNlLnYxLkFnZW50EhkKEXJlbW92ZWRfYWdlbnRfaWRzGAIgAygJEi4KD3Vwc2VydF9wb2xpY2llcxgDIAMoCzIVLmdvdmVybmFuY2UudjEuUG9saWN5EhoKEnJlbW92ZWRfcG9saWN5X2lkcxgEIAMoCRIqCgt1cHNlcnRfa2V5cxgFIAMoCzIVLmdvdmVybmFuY2UudjEuQXBpS2V5EhcKD3JlbW92ZWRfa2V5X2lkcxgGIAMoCRIoCgVzcGVuZBgHIAMoCzIZLmdvdmVybmFuY2UudjEuQWdlbnRTcGVuZCIjCglIZWFydGJlYXQSFgoOc2VydmVyX3RpbWVfbXMYASABKAMyUwoLU3luY1NlcnZpY2USRAoFV2F0Y2gSGy5nb3Zlcm5hbmNlLnYxLldhdGNoUmVxdWVzdBocLmdvdmVybmFuY2UudjEuV2F0Y2hSZXNwb25zZTABYgZwcm90bzM", [file_governance_v1_common]);
+  fileDesc("Chhnb3Zlcm5hbmNlL3YxL3N5bmMucHJvdG8SDWdvdmVybmFuY2UudjEiVQoMV2F0Y2hSZXF1ZXN0EhsKE3Jlc3VtZV9mcm9tX3ZlcnNpb24YASABKAQSEgoKc2lkZWNhcl9pZBgCIAEoCRIUCgxhY2tzX2FwcGxpZWQYAyABKAgiMQoKQWNrUmVxdWVzdBISCgpzaWRlY2FyX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQiDQoLQWNrUmVzcG9uc2UiqwEKDVdhdGNoUmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoBBIrCghzbmFwc2hvdBgCIAEoCzIXLmdvdmVybmFuY2UudjEuU25hcHNob3RIABIlCgVkZWx0YRgDIAEoCzIULmdvdmVybmFuY2UudjEuRGVsdGFIABItCgloZWFydGJlYXQYBCABKAsyGC5nb3Zlcm5hbmNlLnYxLkhlYXJ0YmVhdEgAQgYKBGtpbmQiuwEKCFNuYXBzaG90EhEKCXRlbmFudF9pZBgBIAEoCRIkCgZhZ2VudHMYAiADKAsyFC5nb3Zlcm5hbmNlLnYxLkFnZW50EicKCHBvbGljaWVzGAMgAygLMhUuZ292ZXJuYW5jZS52MS5Qb2xpY3kSIwoEa2V5cxgEIAMoCzIVLmdvdmVybmFuY2UudjEuQXBpS2V5EigKBXNwZW5kGAUgAygLMhkuZ292ZXJuYW5jZS52MS5BZ2VudFNwZW5kIooCCgVEZWx0YRIrCg11cHNlcnRfYWdlbnRzGAEgAygLMhQuZ292ZXJuYW5jZS52MS5BZ2VudBIZChFyZW1vdmVkX2FnZW50X2lkcxgCIAMoCRIuCg91cHNlcnRfcG9saWNpZXMYAyADKAsyFS5nb3Zlcm5hbmNlLnYxLlBvbGljeRIaChJyZW1vdmVkX3BvbGljeV9pZHMYBCADKAkSKgoLdXBzZXJ0X2tleXMYBSADKAsyFS5nb3Zlcm5hbmNlLnYxLkFwaUtleRIXCg9yZW1vdmVkX2tleV9pZHMYBiADKAkSKAoFc3BlbmQYByADKAsyGS5nb3Zlcm5hbmNlLnYxLkFnZW50U3BlbmQiIwoJSGVhcnRiZWF0EhYKDnNlcnZlcl90aW1lX21zGAEgASgDMpEBCgtTeW5jU2VydmljZRJECgVXYXRjaBIbLmdvdmVybmFuY2UudjEuV2F0Y2hSZXF1ZXN0GhwuZ292ZXJuYW5jZS52MS5XYXRjaFJlc3BvbnNlMAESPAoDQWNrEhkuZ292ZXJuYW5jZS52MS5BY2tSZXF1ZXN0GhouZ292ZXJuYW5jZS52MS5BY2tSZXNwb25zZWIGcHJvdG8z", [file_governance_v1_common]);
 
 /**
  * @generated from message governance.v1.WatchRequest
@@ -29,6 +29,14 @@ export type WatchRequest = Message<"governance.v1.WatchRequest"> & {
    * @generated from field: string sidecar_id = 2;
    */
   sidecarId: string;
+
+  /**
+   * The sidecar calls Ack after applying each version this stream moves it to (and once for the stream's
+   * first message). Streams without it count as delivered once a change is handed to them.
+   *
+   * @generated from field: bool acks_applied = 3;
+   */
+  acksApplied: boolean;
 };
 
 /**
@@ -37,6 +45,45 @@ export type WatchRequest = Message<"governance.v1.WatchRequest"> & {
  */
 export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
   messageDesc(file_governance_v1_sync, 0);
+
+/**
+ * @generated from message governance.v1.AckRequest
+ */
+export type AckRequest = Message<"governance.v1.AckRequest"> & {
+  /**
+   * The sidecar_id of the Watch stream the version came from.
+   *
+   * @generated from field: string sidecar_id = 1;
+   */
+  sidecarId: string;
+
+  /**
+   * The version of the governance state the sidecar now serves.
+   *
+   * @generated from field: uint64 version = 2;
+   */
+  version: bigint;
+};
+
+/**
+ * Describes the message governance.v1.AckRequest.
+ * Use `create(AckRequestSchema)` to create a new message.
+ */
+export const AckRequestSchema: GenMessage<AckRequest> = /*@__PURE__*/
+  messageDesc(file_governance_v1_sync, 1);
+
+/**
+ * @generated from message governance.v1.AckResponse
+ */
+export type AckResponse = Message<"governance.v1.AckResponse"> & {
+};
+
+/**
+ * Describes the message governance.v1.AckResponse.
+ * Use `create(AckResponseSchema)` to create a new message.
+ */
+export const AckResponseSchema: GenMessage<AckResponse> = /*@__PURE__*/
+  messageDesc(file_governance_v1_sync, 2);
 
 /**
  * @generated from message governance.v1.WatchResponse
@@ -76,7 +123,7 @@ export type WatchResponse = Message<"governance.v1.WatchResponse"> & {
  * Use `create(WatchResponseSchema)` to create a new message.
  */
 export const WatchResponseSchema: GenMessage<WatchResponse> = /*@__PURE__*/
-  messageDesc(file_governance_v1_sync, 1);
+  messageDesc(file_governance_v1_sync, 3);
 
 /**
  * @generated from message governance.v1.Snapshot
@@ -113,7 +160,7 @@ export type Snapshot = Message<"governance.v1.Snapshot"> & {
  * Use `create(SnapshotSchema)` to create a new message.
  */
 export const SnapshotSchema: GenMessage<Snapshot> = /*@__PURE__*/
-  messageDesc(file_governance_v1_sync, 2);
+  messageDesc(file_governance_v1_sync, 4);
 
 /**
  * @generated from message governance.v1.Delta
@@ -160,7 +207,7 @@ export type Delta = Message<"governance.v1.Delta"> & {
  * Use `create(DeltaSchema)` to create a new message.
  */
 export const DeltaSchema: GenMessage<Delta> = /*@__PURE__*/
-  messageDesc(file_governance_v1_sync, 3);
+  messageDesc(file_governance_v1_sync, 5);
 
 /**
  * @generated from message governance.v1.Heartbeat
@@ -177,7 +224,7 @@ export type Heartbeat = Message<"governance.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_governance_v1_sync, 4);
+  messageDesc(file_governance_v1_sync, 6);
 
 /**
  * Sync pushes a tenant's governance state to its sidecars:
@@ -193,6 +240,19 @@ export const SyncService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchRequestSchema;
     output: typeof WatchResponseSchema;
+  },
+  /**
+   * The sidecar has applied (its proxy now serves) the state of `version`, received on its Watch stream
+   * `sidecar_id`. Authenticated with the same key as that stream; an ack that names no open stream of the
+   * caller's key (on any replica) changes nothing. A REST write answers once the streams that said
+   * `acks_applied` have acknowledged its change (at most 2 s).
+   *
+   * @generated from rpc governance.v1.SyncService.Ack
+   */
+  ack: {
+    methodKind: "unary";
+    input: typeof AckRequestSchema;
+    output: typeof AckResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_governance_v1_sync, 0);
