@@ -90,7 +90,8 @@ export function addRoute<P extends ZodType, Q extends ZodType, B extends ZodType
       ? { description: `${status}`, content: { "application/json": { schema } } }
       : { description: `${status} (no body)` };
   }
-  for (const status of [400, 401, 403, 404, 409, 413, 429, 500]) {
+  // 503: every operation reads Postgres (the key lookup at least), which may be unavailable (http/middleware/errors.ts).
+  for (const status of [400, 401, 403, 404, 409, 413, 429, 500, 503]) {
     responses[status] ??= { description: "error", content: { "application/json": { schema: errorSchema } } };
   }
   const request: RouteConfig["request"] = {};

@@ -103,6 +103,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -196,6 +205,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -313,6 +331,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -412,6 +439,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -519,6 +555,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -639,6 +684,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -752,6 +806,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1089,6 +1152,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1182,6 +1254,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1303,6 +1384,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1416,6 +1506,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1509,6 +1608,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1632,6 +1740,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1725,6 +1842,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1827,6 +1953,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1941,6 +2076,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2439,6 +2583,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorB"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorB"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2544,6 +2697,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2661,6 +2823,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorA"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2758,6 +2929,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2870,6 +3050,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorA"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
             };
         };
         put?: never;
@@ -2961,6 +3150,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3076,6 +3274,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorA"];
                     };
                 };
+                /** @description error */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3164,6 +3371,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3265,6 +3481,15 @@ export interface paths {
                 };
                 /** @description error */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorA"];
+                    };
+                };
+                /** @description error */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

