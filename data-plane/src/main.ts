@@ -105,7 +105,12 @@ export async function startSidecar(config: SidecarConfig, log: Logger = createSi
   const shipper = new TraceShipper(transport, config.SIDECAR_KEY, queue, {
     onError: (e) => log.warn({ err: String(e) }, "ingest error; unacknowledged traces will be sent again"),
     onRejected: (id, reason) => log.error({ traceId: id, reason }, "trace rejected by the control plane"),
-    onAcknowledged: (ids, spend) => budget.acknowledged(ids, spend),
+    onAcknowledged: (ids, spend) => {
+      // The figures include the traces that just left the spool: persisted with the state (a restart
+      // before Sync delivers them keeps that spend), then the ledger stops counting those traces locally.
+      sync.raiseSpend(spend);
+      budget.acknowledged(ids, spend);
+    },
   });
   shipper.start();
 

@@ -11,7 +11,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import {
-  AckResponseSchema, AgentSchema, DeltaSchema, HeartbeatSchema, PolicySchema, SnapshotSchema, SyncService, WatchResponseSchema,
+  AckResponseSchema, AgentSchema, AgentSpendSchema, DeltaSchema, HeartbeatSchema, PolicySchema, SnapshotSchema, SyncService, WatchResponseSchema,
   type AckRequest, type AckResponse, type WatchRequest, type WatchResponse,
 } from "@agentgov/proto";
 import { EMPTY_STATE, type GovernanceState } from "../state/governance-state.js";
@@ -351,4 +351,32 @@ test("a failed Ack is dropped and the stream goes on; a control plane without Ac
   await new Promise((r) => setTimeout(r, 100));
   t.false(off.requests[0]!.acksApplied);
   t.is(acked, 0);
+});
+
+test("spend figures an Ingest acknowledgement carried are raised in the state and persisted; never lowered, never an older day", async (t) => {
+  const peer = await syncPeer(async function* (_req, ctx) {
+    yield snapshot(10n);
+    await idle(ctx);
+  });
+  const h = harness(peer.url);
+  t.teardown(async () => {
+    await h.client.stop();
+    await peer.close();
+    h.cleanup();
+  });
+  const spend = (agentId: string, day: string, spentUsd: number) => create(AgentSpendSchema, { agentId, day, spentUsd });
+  h.client.raiseSpend([spend("agt_1", "2026-11-23", 1)]);
+  t.is(h.states.length, 0, "no state yet (no tenant): nothing to raise");
+  h.client.start();
+  await until(() => h.states.length > 0);
+  h.client.raiseSpend([spend("agt_1", "2026-11-23", 0.5), spend("agt_2", "2026-11-23", 0.25)]);
+  h.client.raiseSpend([spend("agt_1", "2026-11-23", 0.4), spend("agt_2", "2026-11-22", 9)]);
+  const last = h.states.at(-1)!;
+  t.is(last.version, 10n, "the version is the stream's");
+  t.deepEqual([...last.spend.values()].map((s) => [s.agentId, s.day, s.spentUsd]).sort(), [["agt_1", "2026-11-23", 0.5], ["agt_2", "2026-11-23", 0.25]]);
+  h.client.raiseSpend([spend("agt_1", "2026-11-24", 0.01)]);
+  t.is(h.states.at(-1)!.spend.get("agt_1")!.spentUsd, 0.01, "a later day's figure replaces the earlier day's");
+  await h.client.stop();
+  const saved = loadSnapshot(h.path);
+  t.deepEqual([...saved!.state.spend.values()].map((s) => [s.agentId, s.day, s.spentUsd]).sort(), [["agt_1", "2026-11-24", 0.01], ["agt_2", "2026-11-23", 0.25]]);
 });

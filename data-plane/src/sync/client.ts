@@ -12,7 +12,7 @@
 // answers once the sidecars that ack have applied its change.
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { AckRequestSchema, SyncService, WatchRequestSchema, type Delta } from "@agentgov/proto";
+import { AckRequestSchema, SyncService, WatchRequestSchema, type AgentSpend, type Delta } from "@agentgov/proto";
 import { applyDelta, fromSnapshot, type GovernanceState } from "../state/governance-state.js";
 import { SnapshotWriter } from "./snapshot-file.js";
 import { abortableSleep, syncReconnectMs } from "./backoff.js";
@@ -201,6 +201,25 @@ export class SyncClient {
   private ownKeyRefused(): void {
     if (this.state.ownKeyRevoked === true) return;
     this.publish({ ...this.state, keysByHash: new Map(), version: 0n, ownKeyRevoked: true });
+  }
+
+  /**
+   * Spend figures an Ingest acknowledgement carried (each includes the traces just acknowledged, which
+   * leave the spool): raised in the state and persisted as a Sync spend change is (the spend file at
+   * once), so that a sidecar killed before Sync delivers them restarts with that spend even while the
+   * control plane is unreachable. A figure never lowers one of the same day nor replaces a later day's.
+   */
+  raiseSpend(figures: readonly AgentSpend[]): void {
+    if (this.state.tenantId === "" || figures.length === 0) return;
+    let next: Map<string, AgentSpend> | undefined;
+    for (const f of figures) {
+      if (!Number.isFinite(f.spentUsd)) continue;
+      const cur = (next ?? this.state.spend).get(f.agentId);
+      if (cur && (cur.day > f.day || (cur.day === f.day && cur.spentUsd >= f.spentUsd))) continue;
+      next ??= new Map(this.state.spend);
+      next.set(f.agentId, f);
+    }
+    if (next) this.publish({ ...this.state, spend: next }, true);
   }
 
   private publish(s: GovernanceState, spendOnly = false): void {
