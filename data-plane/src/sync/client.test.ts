@@ -2,7 +2,7 @@
 // its version, swaps the whole state per message (a reader never sees half a delta), persists it for
 // fail-static starts, adopts heartbeat versions, and drops a stream that goes silent. It acknowledges
 // (Sync.Ack) each version it has swapped in, off the stream: at most one Ack in flight, the newest next.
-import test from "ava";
+import test, { type ExecutionContext } from "ava";
 import http2 from "node:http2";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,6 +78,17 @@ function harness(url: string, initial: GovernanceState = EMPTY_STATE, stallMs?: 
   return { client, states, path: join(dir, "snapshot.bin"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A harness on `peer` whose client, peer and files go when the test ends. */
+function harnessFor(t: ExecutionContext, peer: { url: string; close(): Promise<void> }, ...rest: Parameters<typeof harness> extends [string, ...infer R] ? R : never) {
+  const h = harness(peer.url, ...rest);
+  t.teardown(async () => {
+    await h.client.stop();
+    await peer.close();
+    h.cleanup();
+  });
+  return h;
+}
+
 async function until(fn: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!fn()) {
@@ -101,12 +112,7 @@ test("a delta that adds a policy and links it to an agent is applied as one new 
     });
     await idle(ctx);
   });
-  const h = harness(peer.url);
-  t.teardown(async () => {
-    await h.client.stop();
-    await peer.close();
-    h.cleanup();
-  });
+  const h = harnessFor(t, peer);
   h.client.start();
   await until(() => h.states.some((s) => s.version === 12n));
   const before = h.states.find((s) => s.version === 10n)!;
@@ -132,12 +138,7 @@ test("the client resumes from its version after a reconnect and adopts heartbeat
     yield create(WatchResponseSchema, { version: 25n, kind: { case: "heartbeat", value: create(HeartbeatSchema, {}) } });
     await idle(ctx);
   });
-  const h = harness(peer.url);
-  t.teardown(async () => {
-    await h.client.stop();
-    await peer.close();
-    h.cleanup();
-  });
+  const h = harnessFor(t, peer);
   h.client.start();
   await until(() => h.client.stats().version === 25n);
   t.is(peer.requests[0]!.resumeFromVersion, 0n);
@@ -154,12 +155,7 @@ test("a stream that stays silent past the stall limit is dropped and reopened", 
     if (n === 1) yield snapshot(5n);
     await idle(ctx); // then nothing, not even heartbeats
   });
-  const h = harness(peer.url, EMPTY_STATE, 300);
-  t.teardown(async () => {
-    await h.client.stop();
-    await peer.close();
-    h.cleanup();
-  });
+  const h = harnessFor(t, peer, EMPTY_STATE, 300);
   h.client.start();
   await until(() => peer.requests.length >= 2);
   t.is(peer.requests[1]!.resumeFromVersion, 5n);
@@ -173,12 +169,7 @@ test("a stream waiting for its first message (a slow snapshot) is not dropped at
     yield snapshot(7n);
     await idle(ctx);
   });
-  const h = harness(peer.url, EMPTY_STATE, 300);
-  t.teardown(async () => {
-    await h.client.stop();
-    await peer.close();
-    h.cleanup();
-  });
+  const h = harnessFor(t, peer, EMPTY_STATE, 300);
   h.client.start();
   await until(() => h.client.stats().snapshots === 1);
   t.is(peer.requests.length, 1, "one stream, not a reconnect per stall limit");
@@ -268,12 +259,7 @@ test("Acks are coalesced: at most one in flight; when it ends only the newest ve
       if (acks.length === 1) await firstAckHeld;
     },
   );
-  const h = harness(peer.url);
-  t.teardown(async () => {
-    await h.client.stop();
-    await peer.close();
-    h.cleanup();
-  });
+  const h = harnessFor(t, peer);
   h.client.start();
   await until(() => h.client.stats().version === 6n);
   t.deepEqual(acks, [1n], "the stream went on while the first Ack was held");
@@ -296,12 +282,7 @@ test("a failed Ack is dropped and the stream goes on; a control plane without Ac
       if (++calls === 1) throw new ConnectError("restarting", Code.Unavailable);
     },
   );
-  const h1 = harness(flaky.url);
-  t.teardown(async () => {
-    await h1.client.stop();
-    await flaky.close();
-    h1.cleanup();
-  });
+  const h1 = harnessFor(t, flaky);
   h1.client.start();
   await until(() => h1.client.ackStats().sent >= 1);
   t.is(h1.client.stats().version, 2n);
@@ -318,12 +299,7 @@ test("a failed Ack is dropped and the stream goes on; a control plane without Ac
     if (n === 1) return;
     await idle(ctx);
   });
-  const h2 = harness(old.url);
-  t.teardown(async () => {
-    await h2.client.stop();
-    await old.close();
-    h2.cleanup();
-  });
+  const h2 = harnessFor(t, old);
   h2.client.start();
   await until(() => h2.client.stats().version === 23n);
   await new Promise((r) => setTimeout(r, 100));
@@ -340,12 +316,7 @@ test("a failed Ack is dropped and the stream goes on; a control plane without Ac
       acked++;
     },
   );
-  const h3 = harness(off.url, EMPTY_STATE, undefined, false);
-  t.teardown(async () => {
-    await h3.client.stop();
-    await off.close();
-    h3.cleanup();
-  });
+  const h3 = harnessFor(t, off, EMPTY_STATE, undefined, false);
   h3.client.start();
   await until(() => h3.client.stats().version === 2n);
   await new Promise((r) => setTimeout(r, 100));
@@ -358,12 +329,7 @@ test("spend figures an Ingest acknowledgement carried are raised in the state an
     yield snapshot(10n);
     await idle(ctx);
   });
-  const h = harness(peer.url);
-  t.teardown(async () => {
-    await h.client.stop();
-    await peer.close();
-    h.cleanup();
-  });
+  const h = harnessFor(t, peer);
   const spend = (agentId: string, day: string, spentUsd: number) => create(AgentSpendSchema, { agentId, day, spentUsd });
   h.client.raiseSpend([spend("agt_1", "2026-11-23", 1)]);
   t.is(h.states.length, 0, "no state yet (no tenant): nothing to raise");
