@@ -18,7 +18,7 @@ export interface ErrorLogger {
  * coming back.
  */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
-/** As for the trace store's own 503 (http/routes/trace-queries.ts fromStore). */
+/** Seconds a client is asked to wait when the trace store (ClickHouse) is unavailable. */
 export const TRACE_STORE_RETRY_AFTER_SECONDS = 5;
 
 /** Methods that change nothing: answering 503 after any failure of theirs is safe to retry. */

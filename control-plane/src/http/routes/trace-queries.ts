@@ -1,7 +1,7 @@
 // What the trace routes of both groups share: strict query parameters for time bounds and numbers,
 // the mapping of trace-store failures to REST errors, and current agent names for display.
 import { z } from "../openapi/zod.js";
-import { AppError, badRequest } from "../../errors/app-error.js";
+import { badRequest } from "../../errors/app-error.js";
 import { isTraceStoreError } from "../../stores/clickhouse/index.js";
 import type { Queryable } from "../../stores/postgres/db.js";
 import { isStorableText } from "../../domain/storable-text.js";
@@ -71,15 +71,15 @@ export const filterString = z.string().min(1).max(200);
  */
 export const environmentFilter = z.string().max(200);
 
-/** Runs a trace-store call; its failures become REST errors (argument → 400, engine down → 503). */
+/**
+ * Runs a trace-store call; an argument the store refuses becomes a 400. An unavailable engine is
+ * answered 503 by the error handler (http/middleware/errors.ts), as for every route.
+ */
 export async function fromStore<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (e) {
-    if (isTraceStoreError(e)) {
-      if (e.code === "invalid_argument") throw badRequest(e.message);
-      if (e.code === "engine_unavailable") throw new AppError("service_unavailable", "the trace store is unavailable; try again shortly", [], 5);
-    }
+    if (isTraceStoreError(e) && e.code === "invalid_argument") throw badRequest(e.message);
     throw e;
   }
 }
