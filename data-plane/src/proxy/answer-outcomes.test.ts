@@ -211,10 +211,14 @@ test("a JSON answer with a BOM and no outbound policies: passed through byte for
 
 /** A long completion whose PII scan takes measurable time (many digit runs, no finding). */
 const LONG = "Order 12 shipped to the depot near 4th street, ref 88 and 91. ".repeat(6000);
-/** The fastest of a few PII scans of LONG here (the trace's pii_scan must hold at least about that). */
+/**
+ * The fastest of a few PII scans of LONG here (the trace's pii_scan must hold at least about that).
+ * Measured after the calls, warm as the handler's scans were: measured cold, under a loaded CI the
+ * reference once came out at 7.3 ms against 2 ms scans in the calls.
+ */
 function scanMs(): number {
   let best = Infinity;
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 5; i++) {
     const t = performance.now();
     detectPii(LONG);
     best = Math.min(best, performance.now() - t);
@@ -229,17 +233,18 @@ test("pii_scan includes the completion's scan: JSON answer (not counted in polic
     // A GC pause or a lost CPU slice can land inside the (empty) policy evaluation of one call and make it
     // look as long as a scan (CI saw 2.6 ms once): up to three calls, and one whose spans split the time
     // right is the proof. If the scan were counted in policy_eval, every call would show it.
-    const min = scanMs() / 2;
-    const seen: string[] = [];
+    const calls: { scan: number; evaluation: number }[] = [];
     for (let i = 1; i <= 3; i++) {
       await call(s.url);
       const tr = await traceOf(s, i);
-      const scan = span(tr, "pii_scan")!;
-      const evaluation = span(tr, "policy_eval")!;
-      if (scan >= min && evaluation < min) break;
-      seen.push(`pii_scan ${scan} ms, policy_eval ${evaluation} ms`);
+      calls.push({ scan: span(tr, "pii_scan")!, evaluation: span(tr, "policy_eval")! });
     }
-    t.true(seen.length < 3, `a scan of the completion takes ~${2 * min} ms; the calls showed ${seen.join("; ")}`);
+    const min = scanMs() / 2;
+    const seen = calls.map((c) => `pii_scan ${c.scan} ms, policy_eval ${c.evaluation} ms`);
+    t.true(
+      calls.some((c) => c.scan >= min && c.evaluation < min),
+      `a scan of the completion takes ~${2 * min} ms; the calls showed ${seen.join("; ")}`,
+    );
   } finally {
     await s.close();
   }
