@@ -14,6 +14,7 @@ import { syncHandlers } from "./sync-service.js";
 import { ingestHandlers } from "./ingest-service.js";
 import { grpcMetricsInterceptor, healthHandlers, type ControlPlaneOps } from "../observability/index.js";
 import { bearerKey } from "./auth.js";
+import { unavailableInterceptor } from "./unavailable.js";
 
 // Limits against unauthenticated clients (connect and node:http2 set none by default: messages up to
 // ~4 GiB, applied after gzip inflation; unlimited concurrent streams; no timeout on a request's arrival).
@@ -68,7 +69,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     router.service(IngestService, ingestHandlers(opts.db, opts.writer), uploadOptions);
     router.service(Health, healthHandlers(readiness, { shutdown: shutdown.signal, ...(ops ? { onChange: (fn: () => void) => ops.lifecycle.onChange(fn) } : {}) }));
   };
-  const interceptors: Interceptor[] = opts.ops ? [grpcMetricsInterceptor(opts.ops.metrics)] : [];
+  // The first is the outermost: the metrics count the status the unavailable mapping gives.
+  const interceptors: Interceptor[] = [...(opts.ops ? [grpcMetricsInterceptor(opts.ops.metrics)] : []), unavailableInterceptor()];
   const handler = connectNodeAdapter({ routes, ...protocols, readMaxBytes: SMALL_REQUEST_MAX_BYTES, shutdownSignal: shutdown.signal, interceptors });
   const server = http2.createServer({ settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } }, guarded(handler));
   const sessions = new Set<http2.ServerHttp2Session>();

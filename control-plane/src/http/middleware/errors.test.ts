@@ -5,13 +5,13 @@
 // database is a real one, cut off through a TCP relay, or a port with nothing listening.
 import test from "ava";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { createServer, connect, type Server, type Socket } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Koa from "koa";
 import Router from "@koa/router";
 import { createTestDatabase, uniqueName } from "../../../../test/harness/databases.js";
+import { CuttableRelay as Relay, freePort } from "../../../../test/harness/cuttable-relay.js";
 import { loadControlPlaneConfig } from "../../config/env.js";
 import { generateApiKey } from "../../domain/api-keys.js";
 import { startControlPlane, type ControlPlane } from "../../main.js";
@@ -23,51 +23,6 @@ import { requestId } from "./request-id.js";
 import { DATABASE_RETRY_AFTER_SECONDS, errorHandler } from "./errors.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", () => ok()));
-  const addr = s.address();
-  await new Promise((ok) => s.close(ok));
-  return typeof addr === "object" && addr ? addr.port : 0;
-}
-
-/** A TCP relay to Postgres that can be cut (its port then refuses, open connections are reset) and restored on the same port. */
-class Relay {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  constructor(
-    readonly port: number,
-    private readonly target: { host: string; port: number },
-  ) {}
-  async up(): Promise<void> {
-    const server = createServer((a) => {
-      const b = connect(this.target.port, this.target.host);
-      for (const s of [a, b]) {
-        this.sockets.add(s);
-        s.on("error", () => undefined);
-        s.on("close", () => {
-          this.sockets.delete(s);
-          a.destroy();
-          b.destroy();
-        });
-      }
-      a.pipe(b);
-      b.pipe(a);
-    });
-    await new Promise<void>((ok, fail) => {
-      server.once("error", fail);
-      server.listen(this.port, "127.0.0.1", () => ok());
-    });
-    this.server = server;
-  }
-  async down(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.resetAndDestroy();
-    if (server) await new Promise((ok) => server.close(ok));
-  }
-}
 
 interface Logged {
   level: "warn" | "error";
