@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { QualityScoreSchema, SpanSchema, TraceSchema, type Trace } from "@agentgov/proto";
 import type { TraceAmendment } from "./queue.js";
-import { DurableSpool } from "./spool.js";
+import { AMENDMENT_WRITE_DELAY_MS, DurableSpool } from "./spool.js";
 import { encodeRecord, scanRecords } from "./spool-format.js";
 import { logSink, segmentFiles, segmentFilesFailing, tmp, trace } from "./testing/spool-fixtures.js";
 
@@ -46,6 +46,29 @@ test("an amended trace ships with its fields, from memory and after a restart fr
   t.deepEqual(decoded(await r.peek(100, new Set())), want, "replayed from disk onto their traces");
   await r.close();
   await s.close();
+});
+
+test("an amendment rides on the next trace's write(2); with no trace to carry it, it is written on its own after a short delay, or before a group commit", async (t) => {
+  const dir = dirFor(t);
+  const s = await DurableSpool.open({ dir, log: logSink().log, resolveOn: "write", syncIntervalMs: 60_000 });
+  const kinds = () => scanRecords(readFileSync(join(dir, segmentFiles(dir)[0]!))).records.map((r) => r.kind);
+  const [a, b, c] = [trace(1), trace(2), trace(3)];
+  s.append(a);
+  s.amend(a.id, scores(1));
+  t.deepEqual(kinds(), ["trace"], "not written by amend itself");
+  s.append(b);
+  t.deepEqual(kinds(), ["trace", "amendment", "trace"], "written ahead of the next trace, in one write");
+  s.amend(b.id, scores(2));
+  await new Promise((r) => setTimeout(r, AMENDMENT_WRITE_DELAY_MS + 30));
+  t.deepEqual(kinds(), ["trace", "amendment", "trace", "amendment"], "written alone once the delay passed");
+  s.append(c);
+  s.amend(c.id, scores(3));
+  await s.flush();
+  t.deepEqual(kinds(), ["trace", "amendment", "trace", "amendment", "trace", "amendment"], "flush (a group commit) writes it first");
+  await s.close();
+  const r = await DurableSpool.open({ dir, log: logSink().log, cacheBytes: 0 });
+  t.deepEqual(decoded(await r.peek(10, new Set())), [amended(a, scores(1)), amended(b, scores(2)), amended(c, scores(3))]);
+  await r.close();
 });
 
 test("amending an unknown or acknowledged trace does nothing; the amendments of acknowledged traces are not replayed, and their segments are compacted", async (t) => {
