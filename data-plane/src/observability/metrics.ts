@@ -37,7 +37,7 @@ export function createSidecarMetrics(): SidecarMetrics {
     proxyOverhead: new Histogram({ name: "agentgov_sidecar_proxy_overhead_seconds", help: "Time the sidecar added to a request (total minus provider time)", labelNames: ["provider", "streamed"], buckets: OVERHEAD_BUCKETS, registers }),
     upstreamLatency: new Histogram({ name: "agentgov_sidecar_upstream_latency_seconds", help: "Provider time (request sent to answer read), by provider and status class", labelNames: ["provider", "status_class"], buckets: UPSTREAM_BUCKETS, registers }),
     policyDecisions: new Counter({ name: "agentgov_sidecar_policy_decisions_total", help: "Governance decisions: type policy (action none, block, redact, log), rate_limit, budget, agent_paused", labelNames: ["type", "action"], registers }),
-    piiFindings: new Counter({ name: "agentgov_sidecar_pii_findings_total", help: "PII findings by entity type and source (prompt, completion)", labelNames: ["entity_type", "source"], registers }),
+    piiFindings: new Counter({ name: "agentgov_sidecar_pii_findings_total", help: "PII findings by entity type and source (prompt, completion, or outside the prompt: tool_definition, response_schema, prediction, name)", labelNames: ["entity_type", "source"], registers }),
     limitRejections: new Counter({ name: "agentgov_sidecar_limit_rejections_total", help: "Requests refused by a limit: rate_limit, budget", labelNames: ["reason"], registers }),
     tokens: new Counter({ name: "agentgov_sidecar_tokens_total", help: "Tokens by provider and direction (input, output)", labelNames: ["provider", "direction"], registers }),
     cost: new Counter({ name: "agentgov_sidecar_cost_usd_total", help: "Cost in USD of proxied requests, by provider", labelNames: ["provider"], registers }),

@@ -124,16 +124,27 @@ export function nameSlot(container: JsonObject, key: string): TextSlot {
   return new NameSlot(container, key);
 }
 
-/** The non-empty texts of the groups, in order (what inbound policies judge beside the prompt). */
-export function extraParts(groups: readonly InputExtraGroup[]): string[] {
-  const parts: string[] = [];
+/** One non-empty text outside the prompt and the kind of the group it stands in. */
+export interface InputExtraPart {
+  kind: InputExtraKind;
+  text: string;
+}
+
+/** The non-empty texts of the groups with their kinds, in order (what inbound policies judge beside the prompt). */
+export function extraPartsWithKinds(groups: readonly InputExtraGroup[]): InputExtraPart[] {
+  const parts: InputExtraPart[] = [];
   for (const g of groups) {
     for (const s of g.slots) {
       const text = s.get();
-      if (text !== "") parts.push(text);
+      if (text !== "") parts.push({ kind: g.kind, text });
     }
   }
   return parts;
+}
+
+/** The non-empty texts of the groups, in order (what inbound policies judge beside the prompt). */
+export function extraParts(groups: readonly InputExtraGroup[]): string[] {
+  return extraPartsWithKinds(groups).map((p) => p.text);
 }
 
 /** Each tool definition's text (its non-empty slots joined by "\n\n"), one entry per definition. */

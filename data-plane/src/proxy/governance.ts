@@ -3,7 +3,7 @@
 // JSON answer (completion PII, evaluation, redaction of the returned body). Policy semantics live in
 // policy/engine; streamed answers are governed by a StreamGovernor (stream-governor.ts).
 import { mapSlots } from "../providers/text-slots.js";
-import { extraParts, mapExtrasInPlace, toolDefinitionTexts } from "../providers/input-extras.js";
+import { extraPartsWithKinds, mapExtrasInPlace, toolDefinitionTexts, type InputExtraKind } from "../providers/input-extras.js";
 import type { Agent, Policy } from "@agentgov/proto";
 import { performance } from "node:perf_hooks";
 import { detectPii, type PiiFinding } from "../policy/pii/index.js";
@@ -13,7 +13,7 @@ import type { ScopedThinking } from "../policy/thinking/index.js";
 import type { ProviderAdapter } from "../providers/index.js";
 import { withoutRedactedValues } from "../providers/quotes.js";
 import type { GovernanceState } from "../state/governance-state.js";
-import type { TraceDraft } from "../trace/builder.js";
+import type { ExtrasPiiFinding, TraceDraft } from "../trace/builder.js";
 
 /** The whole text the policies were evaluated on (parts joined) and its PII findings (null: scanning off). */
 export interface ScannedText {
@@ -50,23 +50,79 @@ export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors:
   return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned));
 }
 
-/** The input outside the prompt as scanned: its text and PII findings, and each tool definition's text. */
+/** Where one part of the scanned extras text begins, and the kind of the group it stands in. */
+export interface ExtrasPartStart {
+  kind: InputExtraKind;
+  start: number;
+}
+
+/**
+ * The input outside the prompt as scanned: its text and PII findings, each tool definition's text, and
+ * where each part begins in the text (in order), so a finding can be told which kind it lies in.
+ */
 export interface ScannedExtras extends ScannedText {
   toolTexts: string[];
+  parts: ExtrasPartStart[];
 }
 
 /**
  * What inbound policies judge beside the prompt (adapter.inputExtraSlots: tool definitions, response
  * schemas, predicted output, names): their non-empty texts joined by "\n\n", its PII findings (null:
- * scanning off), and each tool definition's text (scored for injection on its own). Undefined when the
- * request has none, so a request without them does no more work than before.
+ * scanning off), each tool definition's text (scored for injection on its own) and each part's kind and
+ * start offset. Undefined when the request has none, so a request without them does no more work than before.
  */
 export function scanInputExtras(adapter: ProviderAdapter, body: unknown, piiOn: boolean): ScannedExtras | undefined {
   const groups = adapter.inputExtraSlots?.(body);
   if (groups === undefined || groups.length === 0) return undefined;
-  const text = extraParts(groups).join("\n\n");
-  if (text === "") return undefined;
-  return { text, pii: piiOn ? detectPii(text) : null, toolTexts: toolDefinitionTexts(groups) };
+  const found = extraPartsWithKinds(groups);
+  if (found.length === 0) return undefined;
+  const parts: ExtrasPartStart[] = [];
+  let at = 0;
+  for (const p of found) {
+    parts.push({ kind: p.kind, start: at });
+    at += p.text.length + 2; // the "\n\n" the join puts after it
+  }
+  const text = found.map((p) => p.text).join("\n\n");
+  return { text, pii: piiOn ? detectPii(text) : null, toolTexts: toolDefinitionTexts(groups), parts };
+}
+
+/**
+ * The kind of the part holding offset `at` of the extras text: the last part beginning at or before it.
+ * An offset on the "\n\n" after a part counts as that part's.
+ */
+function kindAt(parts: readonly ExtrasPartStart[], at: number): InputExtraKind {
+  let lo = 0;
+  let hi = parts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (parts[mid]!.start <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return parts[lo]!.kind;
+}
+
+/**
+ * The extras' PII findings as the trace records them: offsets into the extras text (Trace.input_extras),
+ * each with the kind of the part it starts in as its source. A finding running on past its part, across
+ * the "\n\n" join into the next one (only an unterminated PEM private key does: its body may hold blank
+ * lines), keeps its offsets and the kind it starts in: the trace reports and masks what was found, as
+ * the policies matched it, rather than cutting one finding into several. Empty when scanning is off.
+ */
+export function extrasFindings(extras: ScannedExtras): ExtrasPiiFinding[] {
+  if (!extras.pii) return [];
+  return extras.pii.map((f) => ({ ...f, source: kindAt(extras.parts, f.start) }));
+}
+
+/**
+ * Puts the extras' findings and text on the trace draft (the builder stores the text, masked, only when
+ * there is a finding), so a call whose tool definition carried PII says so, whatever its outcome.
+ */
+export function recordInputExtras(draft: TraceDraft, extras: ScannedExtras | undefined): void {
+  if (extras === undefined) return;
+  const pii = extrasFindings(extras);
+  if (pii.length === 0) return;
+  draft.inputExtras = extras.text;
+  draft.inputExtrasPii = pii;
 }
 
 /**

@@ -30,7 +30,7 @@ import { budgetCharge, type ChargedCall, type Price } from "../pricing/index.js"
 import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, modelContextWindow, requestAttachments, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
-import { actsOnAnswers, answerActor, judgedInput, outboundPhase, policiesNeedInputTokens, redactAnswer, redactInputExtras, redactPrompt, scanInputExtras } from "./governance.js";
+import { actsOnAnswers, answerActor, judgedInput, outboundPhase, policiesNeedInputTokens, recordInputExtras, redactAnswer, redactInputExtras, redactPrompt, scanInputExtras } from "./governance.js";
 import { isAbort, neverReachedProvider, readUpstreamBody, upstreamEndpoints, upstreamFailure, upstreamFailureDetail } from "./upstream.js";
 import { decodableEncoding, decodeStream, decodeSync, undecodableEncoding } from "./content-decoding.js";
 import { relayStream } from "./stream-relay.js";
@@ -175,6 +175,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       piiScanEnabled: agent.piiDetection,
       promptPii: [],
       completionPii: [],
+      inputExtras: "",
+      inputExtrasPii: [],
       injectionScore: 0,
       evaluations: [],
       fired: [],
@@ -247,6 +249,9 @@ export function createProxyHandler(deps: ProxyDeps) {
       const extras = scanInputExtras(adapter, body, agent.piiDetection);
       spans.pii_scan = performance.now() - tp;
       draft.promptPii = promptPii ?? [];
+      // Their findings go on the trace as the prompt's do (with the text they point into), whatever the
+      // outcome from here: a refusal, a block, an upstream error or an answer.
+      recordInputExtras(draft, extras);
       // Scored without the system part (adapter.systemText): the agent's developer wrote it, and a
       // defensive one reads like an attack. promptText puts it first, with "\n\n" after it.
       const system = adapter.systemText(body);

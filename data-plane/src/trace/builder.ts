@@ -3,10 +3,16 @@ import { monotonicFactory } from "ulid";
 import type { PiiDetection, PolicyEvaluation, QualityScore, Span, ToolCall, Trace } from "@agentgov/proto";
 import { maskSpans, type PiiFinding } from "../policy/pii/index.js";
 import type { Evaluation } from "../policy/engine/evaluate.js";
+import type { InputExtraKind } from "../providers/input-extras.js";
 import type { TraceAmendment } from "./queue.js";
 
 const ulid = monotonicFactory();
 export const newTraceId = (nowMs: number): string => `trc_${ulid(nowMs)}`;
+
+/** A PII finding in the input outside the prompt: offsets into its text, and the kind of part it lies in. */
+export interface ExtrasPiiFinding extends PiiFinding {
+  source: InputExtraKind;
+}
 
 export interface TraceDraft {
   id: string;
@@ -30,6 +36,12 @@ export interface TraceDraft {
   piiScanEnabled: boolean;
   promptPii: readonly PiiFinding[];
   completionPii: readonly PiiFinding[];
+  /**
+   * The input outside the prompt the inbound policies judged (governance.ts scanInputExtras: its parts
+   * joined by "\n\n") and its PII findings; stored on the trace only when there is a finding.
+   */
+  inputExtras: string;
+  inputExtrasPii: readonly ExtrasPiiFinding[];
   injectionScore: number;
   evaluations: Evaluation[];
   fired: string[];
@@ -61,6 +73,7 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
   if (!overheadListed) spans.push(span("overhead", overhead));
   const piiDetections: PiiDetection[] = [];
   for (const f of d.promptPii) piiDetections.push(pii(f, "prompt"));
+  for (const f of d.inputExtrasPii) piiDetections.push(pii(f, f.source));
   for (const f of d.completionPii) piiDetections.push(pii(f, "completion"));
   const trace: Trace = {
     $typeName: "governance.v1.Trace",
@@ -109,10 +122,20 @@ export function buildTrace(d: TraceDraft, storeRawPii: boolean): Trace {
     prompt: storeRawPii ? d.prompt : maskSpans(d.prompt, [...d.promptPii], "star"),
     completion: storeRawPii ? d.completion : maskSpans(d.completion, [...d.completionPii], "star"),
     streamed: d.streamed,
+    inputExtras: storedInputExtras(d, storeRawPii),
   };
   // optional string session_id: absent (not "") when the request named no session, as create() leaves it.
   if (d.sessionId !== undefined) trace.sessionId = d.sessionId;
   return trace;
+}
+
+/**
+ * Trace.input_extras: the extras text only when it has a finding (tool definitions can be tens of KB and
+ * are not kept on every trace), its findings masked like the prompt's unless raw storage is on.
+ */
+function storedInputExtras(d: TraceDraft, storeRawPii: boolean): string {
+  if (d.inputExtrasPii.length === 0) return "";
+  return storeRawPii ? d.inputExtras : maskSpans(d.inputExtras, d.inputExtrasPii, "star");
 }
 
 /**

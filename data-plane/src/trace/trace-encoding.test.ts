@@ -50,7 +50,10 @@ function full(): Trace {
     spans: [create(SpanSchema, { stage: "policy_eval", durationMs: 0.123 }), create(SpanSchema, { stage: "overhead", durationMs: 3.455 })],
     injectionScore: 0.25,
     piiScanEnabled: true,
-    piiDetections: [create(PiiDetectionSchema, { entityType: "EMAIL", start: 3, end: 20, source: "prompt", score: 0.99 })],
+    piiDetections: [
+      create(PiiDetectionSchema, { entityType: "EMAIL", start: 3, end: 20, source: "prompt", score: 0.99 }),
+      create(PiiDetectionSchema, { entityType: "ssn", start: 29, end: 40, source: "tool_definition", score: 0.85 }),
+    ],
     policyEvaluations: [create(PolicyEvaluationSchema, { policyId: "pol_1", policyName: "no pii", result: "fail", actionTaken: "block" })],
     policiesFired: ["pol_1", "pol_2"],
     policiesEvaluated: 2,
@@ -60,6 +63,7 @@ function full(): Trace {
     prompt: "my email is ****************, héllo 👋",
     completion: "I can't help with that.",
     streamed: true,
+    inputExtras: "Look up a customer, e.g. SSN ***********.\n\nété 👋",
   });
 }
 
@@ -104,7 +108,7 @@ test("strings: unicode, emoji, lone surrogates (as U+FFFD, like TextEncoder) and
     `${"x".repeat(100)}\ud800${"y".repeat(100)}`, "z".repeat(200_000), `${"😀".repeat(70_000)}\udc00`,
   ];
   for (const s of strings) {
-    same(t, create(TraceSchema, { prompt: s, id: s, policiesFired: [s, s], toolCalls: [create(ToolCallSchema, { name: s })] }), `string ${JSON.stringify(s.slice(0, 20))} (${s.length})`);
+    same(t, create(TraceSchema, { prompt: s, id: s, policiesFired: [s, s], toolCalls: [create(ToolCallSchema, { name: s })], inputExtras: s }), `string ${JSON.stringify(s.slice(0, 20))} (${s.length})`);
   }
   const lone = fromBinary(TraceSchema, encodeTrace(create(TraceSchema, { prompt: "a\ud800b" })));
   t.is(lone.prompt, "a\ufffdb");
@@ -147,9 +151,23 @@ test("random traces encode to toBinary's bytes", (t) => {
       qualityScores: list(() => create(QualityScoreSchema, { scorer: str(10), score: dbl() })),
       toolCalls: list(() => create(ToolCallSchema, { name: str(10), id: str(10) })),
       prompt: str(r() < 0.1 ? 5000 : 200), completion: str(r() < 0.1 ? 5000 : 200), streamed: r() < 0.5,
+      inputExtras: str(r() < 0.1 ? 5000 : 200),
     });
     same(t, tr, `random #${i}`);
   }
+});
+
+test("input_extras (field 63, the last known field, a 2-byte tag) is written after streamed and before unknown fields, like toBinary", (t) => {
+  for (const text of ["x", "a".repeat(127), "a".repeat(128), "é".repeat(40_000), "ssn ***********\n\n👋"]) {
+    const tr = create(TraceSchema, { streamed: true, inputExtras: text });
+    same(t, tr, `input_extras of ${text.length} units`);
+    // tag (63 << 3) | 2 = 506 = 0xfa 0x03, after streamed (62: 0xf0 0x03 0x01)
+    t.deepEqual([...encodeTrace(tr).subarray(0, 5)], [0xf0, 0x03, 0x01, 0xfa, 0x03]);
+  }
+  same(t, create(TraceSchema, { inputExtras: "" }), "empty input_extras");
+  t.is(encodeTrace(create(TraceSchema, { inputExtras: "" })).length, 0);
+  const unknown = fromBinary(TraceSchema, Buffer.concat([Buffer.from(toBinary(TraceSchema, create(TraceSchema, { inputExtras: "z" }))), Buffer.from([0x9a, 0x06, 0x01, 0x68])]));
+  same(t, unknown, "input_extras then an unknown field");
 });
 
 test("unknown fields kept from a decoded trace are written after the known ones, like toBinary", (t) => {

@@ -254,6 +254,7 @@ function traceSize(t: Trace, ts: bigint): number {
   if (t.prompt !== "") n += strField(2, t.prompt);
   if (t.completion !== "") n += strField(2, t.completion);
   if (t.streamed) n += 3;
+  if (t.inputExtras !== "") n += strField(2, t.inputExtras);
   n += unknownSize((t as WithUnknown).$unknown);
   return n;
 }
@@ -474,6 +475,7 @@ function writeTrace(t: Trace, ts: bigint): void {
   if (t.prompt !== "") str(tag(60, LEN), t.prompt);
   if (t.completion !== "") str(tag(61, LEN), t.completion);
   if (t.streamed) bool(tag(62, VARINT));
+  if (t.inputExtras !== "") str(tag(63, LEN), t.inputExtras);
   unknown((t as WithUnknown).$unknown);
 }
 

@@ -3949,7 +3949,7 @@ export interface components {
                 high: number;
                 maxScore: number;
             };
-            /** @description PII findings per entity type and source (prompt or completion), and the traces with at least one; most first */
+            /** @description PII findings per entity type and source (prompt, completion, or the input outside the prompt: tool_definition, response_schema, prediction, name), and the traces with at least one; most first */
             pii: {
                 /** @example email */
                 entityType: string;
@@ -4055,8 +4055,11 @@ export interface components {
             end: number;
             entity_type: string;
             score: number;
-            /** @enum {string} */
-            source: "prompt" | "completion";
+            /**
+             * @description prompt or completion: offsets into that text; tool_definition, response_schema, prediction, name (input outside the prompt that inbound policies judged): offsets into the trace detail's input_extras / inputExtras
+             * @enum {string}
+             */
+            source: "prompt" | "completion" | "tool_definition" | "response_schema" | "prediction" | "name";
             /** @description UTF-16 offset into the text named by source */
             start: number;
         };
@@ -4064,8 +4067,11 @@ export interface components {
             end: number;
             entityType: string;
             score: number;
-            /** @enum {string} */
-            source: "prompt" | "completion";
+            /**
+             * @description prompt or completion: offsets into that text; tool_definition, response_schema, prediction, name (input outside the prompt that inbound policies judged): offsets into the trace detail's input_extras / inputExtras
+             * @enum {string}
+             */
+            source: "prompt" | "completion" | "tool_definition" | "response_schema" | "prediction" | "name";
             start: number;
         };
         Policy: {
@@ -4261,6 +4267,8 @@ export interface components {
             error_code: string;
             http_status: number;
             injection_score: number;
+            /** @description The input outside the prompt that inbound policies judged (tool definitions, response schemas, predicted output, participant names), its parts joined by a blank line; detected PII masked with * unless raw storage is on. Stored only when it has a PII finding (sources tool_definition, response_schema, prediction, name point into it), else empty */
+            input_extras: string;
             pii_detections: components["schemas"]["PiiDetection"][];
             pii_scan_enabled: boolean;
             /** @description Names of the policies (or refusals: rate_limit, budget, agent_paused) that acted */
@@ -4302,6 +4310,8 @@ export interface components {
             }[];
         };
         TraceDetailB: components["schemas"]["Trace"] & {
+            /** @description The input outside the prompt that inbound policies judged (tool definitions, response schemas, predicted output, participant names), its parts joined by a blank line; detected PII masked with * unless raw storage is on. Stored only when it has a PII finding (sources tool_definition, response_schema, prediction, name point into it), else empty */
+            inputExtras: string;
             qualityScores: {
                 score: number;
                 scorer: string;

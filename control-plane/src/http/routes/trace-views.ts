@@ -9,6 +9,16 @@ import { Timestamp } from "../openapi/common-schemas.js";
 const isoMs = (ms: bigint | number) => new Date(Number(ms)).toISOString();
 type StatusA = "success" | "error" | "blocked";
 
+/**
+ * Where a PII finding was made: the prompt, the completion, or the input outside the prompt the inbound
+ * policies judged (a tool definition, a response schema, predicted output, a participant name).
+ */
+const PII_SOURCES = ["prompt", "completion", "tool_definition", "response_schema", "prediction", "name"] as const;
+const PII_SOURCE_DESCRIPTION =
+  "prompt or completion: offsets into that text; tool_definition, response_schema, prediction, name (input outside the prompt that inbound policies judged): offsets into the trace detail's input_extras / inputExtras";
+const INPUT_EXTRAS_DESCRIPTION =
+  "The input outside the prompt that inbound policies judged (tool definitions, response schemas, predicted output, participant names), its parts joined by a blank line; detected PII masked with * unless raw storage is on. Stored only when it has a PII finding (sources tool_definition, response_schema, prediction, name point into it), else empty";
+
 // ---- group A ----
 
 export const TraceSummaryA = z
@@ -33,7 +43,7 @@ const PiiDetectionA = z
     entity_type: z.string(),
     start: z.number().int().openapi({ description: "UTF-16 offset into the text named by source" }),
     end: z.number().int().openapi({ description: "UTF-16 offset, exclusive" }),
-    source: z.enum(["prompt", "completion"]),
+    source: z.enum(PII_SOURCES).openapi({ description: PII_SOURCE_DESCRIPTION }),
     score: z.number(),
   })
   .openapi("PiiDetection");
@@ -45,6 +55,7 @@ export const TraceDetailA = TraceSummaryA.extend({
   session_id: z.string().nullable(),
   prompt: z.string().openapi({ description: "Input messages' text in order (system first), joined by a blank line; detected PII masked with * unless raw storage is on" }),
   completion: z.string(),
+  input_extras: z.string().openapi({ description: INPUT_EXTRAS_DESCRIPTION }),
   cost_breakdown: z.object({
     input_tokens: z.number().int(),
     output_tokens: z.number().int(),
@@ -113,6 +124,7 @@ export function traceDetailA(t: Trace): z.infer<typeof TraceDetailA> {
     session_id: t.sessionId ?? null,
     prompt: t.prompt,
     completion: t.completion,
+    input_extras: t.inputExtras,
     cost_breakdown: {
       input_tokens: t.inputTokens,
       output_tokens: t.outputTokens,
@@ -136,7 +148,7 @@ export function traceDetailA(t: Trace): z.infer<typeof TraceDetailA> {
       entity_type: d.entityType,
       start: d.start,
       end: d.end,
-      source: oneOf(["prompt", "completion"] as const, d.source, "prompt"),
+      source: oneOf(PII_SOURCES, d.source, "prompt"),
       score: d.score,
     })),
     timing: {
@@ -165,7 +177,7 @@ const PiiDetectionB = z
     entityType: z.string(),
     start: z.number().int(),
     end: z.number().int(),
-    source: z.enum(["prompt", "completion"]),
+    source: z.enum(PII_SOURCES).openapi({ description: PII_SOURCE_DESCRIPTION }),
     score: z.number(),
   })
   .openapi("PiiDetectionB");
@@ -194,6 +206,7 @@ export const TraceB = z
 export const TraceDetailB = TraceB.extend({
   qualityScores: z.array(z.object({ scorer: z.string(), score: z.number() })),
   spans: z.array(z.object({ stage: z.string(), durationMs: z.number().int() })),
+  inputExtras: z.string().openapi({ description: INPUT_EXTRAS_DESCRIPTION }),
 }).openapi("TraceDetailB");
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -218,7 +231,7 @@ export function traceB(t: Trace, agentNames: ReadonlyMap<string, string>): z.inf
       entityType: d.entityType,
       start: d.start,
       end: d.end,
-      source: oneOf(["prompt", "completion"] as const, d.source, "prompt"),
+      source: oneOf(PII_SOURCES, d.source, "prompt"),
       score: d.score,
     })),
     policiesFired: t.policiesFired,
@@ -231,6 +244,7 @@ export function traceDetailB(t: Trace, agentNames: ReadonlyMap<string, string>):
     ...traceB(t, agentNames),
     qualityScores: t.qualityScores.map((q) => ({ scorer: q.scorer, score: q.score })),
     spans: t.spans.map((s) => ({ stage: s.stage, durationMs: Math.round(s.durationMs) })),
+    inputExtras: t.inputExtras,
   };
 }
 

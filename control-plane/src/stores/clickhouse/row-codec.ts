@@ -33,16 +33,28 @@ function finite(value: number, field: string, report: EncodeReport): number {
 
 const s = wellFormed;
 
-/** `text` with the trace's PII detections of `source` as `*` of the same length (TRACE_STORE_RAW_PII=false). */
-function masked(t: Trace, text: string, source: "prompt" | "completion"): string {
+/** The sources of PII detections whose offsets point into input_extras (the input outside the prompt). */
+export const INPUT_EXTRAS_SOURCES: ReadonlySet<string> = new Set(["tool_definition", "response_schema", "prediction", "name"]);
+
+/** Which stored text a detection of `source` points into. */
+type TextField = "prompt" | "completion" | "input_extras";
+
+/** The stored text a detection's offsets point into, by its source (unknown sources: none). */
+export function textOfSource(source: string): TextField | undefined {
+  if (source === "prompt" || source === "completion") return source;
+  return INPUT_EXTRAS_SOURCES.has(source) ? "input_extras" : undefined;
+}
+
+/** `text` with the trace's PII detections that point into `field` as `*` of the same length (TRACE_STORE_RAW_PII=false). */
+function masked(t: Trace, text: string, field: TextField): string {
   // Well-formed after masking too: a span may start or end inside a surrogate pair (stored as U+FFFD, as
   // the transcoder's UTF-8 encoding of the masked text stores it).
-  return s(maskSpans(s(text), t.piiDetections.filter((d) => d.source === source), "star"));
+  return s(maskSpans(s(text), t.piiDetections.filter((d) => textOfSource(d.source) === field), "star"));
 }
 
 /**
  * The row for one trace; `version` orders copies of the same trace (the highest wins). Unless
- * `storeRawPii`, prompt and completion keep no detected PII in clear.
+ * `storeRawPii`, prompt, completion and input_extras keep no detected PII in clear.
  */
 export function traceToRow(t: Trace, version: number, report: EncodeReport = { nonFinite: [] }, storeRawPii = false): EngineRow {
   if (!t.tenantId) throw new TraceStoreError("invalid_argument", "trace without tenant_id");
@@ -105,6 +117,7 @@ export function traceToRow(t: Trace, version: number, report: EncodeReport = { n
     tool_ids: t.toolCalls.map((x) => s(x.id)),
     prompt: storeRawPii ? s(t.prompt) : masked(t, t.prompt, "prompt"),
     completion: storeRawPii ? s(t.completion) : masked(t, t.completion, "completion"),
+    input_extras: storeRawPii ? s(t.inputExtras) : masked(t, t.inputExtras, "input_extras"),
     streamed: t.streamed ? 1 : 0,
     version,
   };
@@ -118,7 +131,7 @@ function zip<T>(n: number, make: (i: number) => T): T[] {
 const f64 = (value: unknown): number => writtenDouble(num(value));
 const f64Array = (value: unknown): number[] => numArray(value).map(writtenDouble);
 
-/** The Trace of a row (prompt/completion are "" when the row was read without them). */
+/** The Trace of a row (prompt, completion and input_extras are "" when the row was read without them). */
 export function rowToTrace(r: EngineRow): Trace {
   const spanStages = strArray(r["span_stages"]);
   const spanDurations = f64Array(r["span_durations_ms"]);
@@ -203,5 +216,6 @@ export function rowToTrace(r: EngineRow): Trace {
     prompt: str(r["prompt"]),
     completion: str(r["completion"]),
     streamed: bool(r["streamed"]),
+    inputExtras: str(r["input_extras"]),
   });
 }

@@ -87,14 +87,20 @@ export const TRACE_COLUMNS: readonly Column[] = [
   { name: "tool_ids", type: "Array(String)" },
   { name: "prompt", type: "String", kind: "bigText" },
   { name: "completion", type: "String", kind: "bigText" },
+  // Input outside the prompt the sidecar judged (tool definitions, response schemas…), only when it had
+  // PII: offsets of findings with those sources point into it. Added to existing tables by migration 3.
+  { name: "input_extras", type: "String", kind: "bigText" },
   { name: "streamed", type: "UInt8" },
   // ReplacingMergeTree version: insertion time in µs (strictly increasing per process); the latest copy wins.
   { name: "version", type: "UInt64" },
 ];
 
-/** Columns a list returns: everything but the (possibly large) prompt and completion. */
+/** The (possibly large) texts of a trace, which only a trace's detail reads. */
+const TEXT_COLUMNS = new Set(["prompt", "completion", "input_extras"]);
+
+/** Columns a list returns: everything but the texts (prompt, completion, input_extras). */
 export const SUMMARY_COLUMN_NAMES: readonly string[] = TRACE_COLUMNS.map((c) => c.name).filter(
-  (n) => n !== "prompt" && n !== "completion" && n !== "version",
+  (n) => !TEXT_COLUMNS.has(n) && n !== "version",
 );
 export const DETAIL_COLUMN_NAMES: readonly string[] = TRACE_COLUMNS.map((c) => c.name).filter((n) => n !== "version");
 
@@ -122,14 +128,50 @@ export function createTracesTable(db: SqlFragment, caps: EngineCaps): SqlFragmen
 interface Migration {
   version: number;
   name: string;
-  statements: (db: SqlFragment, caps: EngineCaps) => SqlFragment[];
+  apply: (engine: SqlEngine, db: SqlFragment, caps: EngineCaps) => Promise<void>;
 }
 
-/** Ordered, append-only. Each statement must be safe to run again (a crash between apply and record). */
+/** A migration that runs statements in order. */
+function statements(make: (db: SqlFragment, caps: EngineCaps) => SqlFragment[]): Migration["apply"] {
+  return async (engine, db, caps) => {
+    for (const statement of make(db, caps)) await engine.command(statement);
+  };
+}
+
+async function hasColumn(engine: SqlEngine, db: SqlFragment, table: string, column: string): Promise<boolean> {
+  // db is a checked identifier (sqlIdent), written bare: its text is the name system.columns holds.
+  const rows = await engine.query(sql`SELECT count() AS n FROM system.columns WHERE database = ${db.text} AND table = ${table} AND name = ${column}`);
+  return num(rows[0]?.["n"]) > 0;
+}
+
+/**
+ * Adds a column of TRACE_COLUMNS to an existing `traces`, after `after`, when it lacks it: a table that
+ * migration 1 created from today's column list has it already. ClickHouse 18.16 has no
+ * `ADD COLUMN IF NOT EXISTS`, so the column is looked up first; a second process adding it at the same
+ * time makes the ALTER fail, which is fine once the column is there. Existing rows read the type's
+ * default ("" for a String).
+ */
+function addTraceColumn(name: string, after: string): Migration["apply"] {
+  const column = TRACE_COLUMNS.find((c) => c.name === name);
+  if (!column) throw new Error(`no trace column ${name}`);
+  return async (engine, db, caps) => {
+    if (await hasColumn(engine, db, TRACES_TABLE, name)) return;
+    const alter = new SqlFragment(`ALTER TABLE ${db.text}.${TRACES_TABLE} ADD COLUMN ${sqlIdent(name).text} ${columnType(column, caps)} AFTER ${sqlIdent(after).text}`);
+    try {
+      await engine.command(alter);
+    } catch (e) {
+      if (!(await hasColumn(engine, db, TRACES_TABLE, name))) throw e;
+    }
+  };
+}
+
+/** Ordered, append-only. Each migration must be safe to run again (a crash between apply and record). */
 export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: "create traces", statements: (db, caps) => [createTracesTable(db, caps)] },
+  { version: 1, name: "create traces", apply: statements((db, caps) => [createTracesTable(db, caps)]) },
   // Safe to run again: CREATE … IF NOT EXISTS, and marking hours dirty twice only recomputes them.
-  { version: 2, name: "hourly rollups", statements: (db, caps) => rollupTableStatements(db, caps) },
+  { version: 2, name: "hourly rollups", apply: statements((db, caps) => rollupTableStatements(db, caps)) },
+  // Safe to run again: the column is added only when missing.
+  { version: 3, name: "input_extras column", apply: addTraceColumn("input_extras", "completion") },
 ];
 
 /** Creates the database and brings its tables to the latest migration. Idempotent. */
@@ -144,7 +186,7 @@ export async function migrate(engine: SqlEngine, db: SqlFragment, caps: EngineCa
   const applied: number[] = [];
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
-    for (const statement of m.statements(db, caps)) await engine.command(statement);
+    await m.apply(engine, db, caps);
     await engine.command(sql`INSERT INTO ${table} (version, name, applied_at) SELECT ${m.version}, ${m.name}, now()`);
     applied.push(m.version);
   }

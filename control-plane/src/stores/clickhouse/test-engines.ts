@@ -242,6 +242,7 @@ export function fullTrace(tenantId: string, ms: number): Trace {
     piiDetections: [
       create(PiiDetectionSchema, { entityType: "ssn", start: 10, end: 21, source: "prompt", score: 0.99 }),
       create(PiiDetectionSchema, { entityType: "email", start: 0, end: 4_294_967_295, source: "completion", score: 0.5 }),
+      create(PiiDetectionSchema, { entityType: "ssn", start: 29, end: 40, source: "tool_definition", score: 0.85 }),
     ],
     policyEvaluations: [
       create(PolicyEvaluationSchema, { policyId: "pol_1", policyName: "No SSN", result: "fail", actionTaken: "block" }),
@@ -261,5 +262,6 @@ export function fullTrace(tenantId: string, ms: number): Trace {
     prompt: "system: be nice\n\nuser: my SSN is ***********, it's \\ \"quoted\" \0 😀",
     completion: "I can't help with that.\r\n\t— done",
     streamed: true,
+    inputExtras: "Look up a customer, e.g. SSN ***********.\n\nthe id, 'quoted' \\ \t 😀",
   });
 }

@@ -238,10 +238,11 @@ test("server: an unreachable URL fails with engine_unavailable", async (t) => {
 });
 
 for (const kind of enginesUnderTest()) {
-  test(`${kind}: prompt and completion keep no detected PII in clear unless TRACE_STORE_RAW_PII, whatever the sidecar sent`, async (t) => {
+  test(`${kind}: prompt, completion and input_extras keep no detected PII in clear unless TRACE_STORE_RAW_PII, whatever the sidecar sent`, async (t) => {
     // What a sidecar running with TRACE_STORE_RAW_PII=true sends: its findings and the text in clear.
     const prompt = "Mail jo@example.com about SSN 234-56-7891, please.";
     const completion = "Done: wrote to jo@example.com.";
+    const inputExtras = "Look up a customer, e.g. SSN 536-22-8741.\n\ncard: 4111 1111 1111 1111";
     const at = (text: string, part: string, source: string, entityType: string) =>
       create(PiiDetectionSchema, { entityType, start: text.indexOf(part), end: text.indexOf(part) + part.length, source, score: 0.9 });
     const raw = makeTrace({
@@ -249,7 +250,14 @@ for (const kind of enginesUnderTest()) {
       timestampMs: BigInt(Date.UTC(2026, 0, 16)),
       prompt,
       completion,
-      piiDetections: [at(prompt, "jo@example.com", "prompt", "email"), at(prompt, "234-56-7891", "prompt", "ssn"), at(completion, "jo@example.com", "completion", "email")],
+      inputExtras,
+      piiDetections: [
+        at(prompt, "jo@example.com", "prompt", "email"),
+        at(prompt, "234-56-7891", "prompt", "ssn"),
+        at(inputExtras, "536-22-8741", "tool_definition", "ssn"),
+        at(inputExtras, "4111 1111 1111 1111", "prediction", "credit_card"),
+        at(completion, "jo@example.com", "completion", "email"),
+      ],
     });
     const masked = await openTestStore(kind);
     const clear = await openTestStore(kind, { storeRawPii: true });
@@ -263,14 +271,59 @@ for (const kind of enginesUnderTest()) {
         const got = await masked.store.get("ten_a", id);
         t.is(got?.prompt, "Mail ************** about SSN ***********, please.");
         t.is(got?.completion, "Done: wrote to **************.");
+        t.is(got?.inputExtras, "Look up a customer, e.g. SSN ***********.\n\ncard: *******************");
         t.deepEqual(got?.piiDetections, raw.piiDetections, "the findings themselves are kept (offsets stay valid)");
         const kept = await clear.store.get("ten_a", id);
         t.is(kept?.prompt, prompt, "TRACE_STORE_RAW_PII=true keeps what the sidecar sent");
         t.is(kept?.completion, completion);
+        t.is(kept?.inputExtras, inputExtras);
       }
     } finally {
       await masked.dispose();
       await clear.dispose();
+    }
+  });
+}
+
+for (const kind of enginesUnderTest()) {
+  test.serial(`${kind}: migration 3 adds input_extras to a table from before it; its traces read "" there, new ones keep it; lists leave it out`, async (t) => {
+    const ts = await openTestStore(kind, { storeRawPii: true });
+    try {
+      const db = sqlIdent(ts.database);
+      const ms = Date.UTC(2026, 0, 20, 8);
+      const old = makeTrace({ tenantId: "ten_m", timestampMs: BigInt(ms), prompt: "old" });
+      await ts.store.insert([old]);
+      // Back to a store of schema version 2: no input_extras column, no record of migration 3.
+      await ts.engine.command(sql`ALTER TABLE ${db}.traces DROP COLUMN input_extras`);
+      await ts.engine.command(sql`DROP TABLE ${db}.schema_migrations`);
+      await ts.engine.command(sql`CREATE TABLE ${db}.schema_migrations (version UInt32, name String, applied_at DateTime('UTC')) ENGINE = MergeTree ORDER BY version`);
+      await ts.engine.command(sql`INSERT INTO ${db}.schema_migrations (version, name, applied_at) SELECT 1, 'create traces', now()`);
+      await ts.engine.command(sql`INSERT INTO ${db}.schema_migrations (version, name, applied_at) SELECT 2, 'hourly rollups', now()`);
+      // In table order (18.16's system.columns has no position).
+      const columns = async () => (await ts.engine.query(sql`DESCRIBE TABLE ${db}.traces`)).map((r) => String(r["name"]));
+      t.false((await columns()).includes("input_extras"));
+
+      const upgraded = await openTraceStore(storeOptions(kind, ts.database, { storeRawPii: true }));
+      try {
+        const names = await columns();
+        t.is(names.indexOf("input_extras"), names.indexOf("completion") + 1, "added after completion");
+        t.deepEqual(await upgraded.get("ten_m", old.id), old, "a trace from before reads input_extras as empty");
+        const extras = "Look up a customer, e.g. SSN ***********.";
+        const fresh = makeTrace({ tenantId: "ten_m", timestampMs: BigInt(ms + 1), inputExtras: extras, piiDetections: [create(PiiDetectionSchema, { entityType: "ssn", start: 29, end: 40, source: "tool_definition", score: 0.9 })] });
+        await upgraded.insert([fresh]);
+        t.deepEqual(await upgraded.get("ten_m", fresh.id), fresh);
+        const listed = await upgraded.listByCursor("ten_m", { since: new Date(ms - 1), until: new Date(ms + 2), hasPii: true, limit: 10 });
+        t.deepEqual(listed.traces.map((x) => [x.id, x.inputExtras]), [[fresh.id, ""]], "a list reads no texts; the finding counts as PII");
+        // Opening again runs nothing: each migration is recorded once.
+        const again = await openTraceStore(storeOptions(kind, ts.database));
+        await again.close();
+        const rows = await ts.engine.query(sql`SELECT count() AS n FROM ${db}.schema_migrations`);
+        t.is(num(rows[0]?.["n"]), MIGRATIONS.length);
+      } finally {
+        await upgraded.close();
+      }
+    } finally {
+      await ts.dispose();
     }
   });
 }

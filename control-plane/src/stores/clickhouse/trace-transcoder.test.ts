@@ -127,6 +127,7 @@ for (const kind of enginesUnderTest()) {
               sessionId: s,
               prompt: s + s,
               completion: s,
+              inputExtras: s,
               errorCode: s,
               spans: [create(SpanSchema, { stage: s, durationMs: i })],
               piiDetections: [create(PiiDetectionSchema, { entityType: s, start: i, end: i + 1, source: s, score: 0.5 })],
@@ -145,6 +146,13 @@ for (const kind of enginesUnderTest()) {
         add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 300 + i), prompt: text, completion: s + text, piiDetections: [pii("prompt", 2, 9 + (i % 7)), pii("prompt", 5, 12), pii("completion", i % 5, 4_294_967_295 - i), pii("prompt", text.indexOf("😀") + 1, text.indexOf("😀") + 3)] })));
       });
       add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 299), prompt: "SSN ***********, ok", piiDetections: [pii("prompt", 4, 15)] })));
+      // Input outside the prompt: each of its sources masks input_extras only, as a prompt finding masks the prompt only.
+      const EXTRAS_SOURCES = ["tool_definition", "response_schema", "prediction", "name"];
+      hostile.forEach((s, i) => {
+        const text = `tool ${s} 😀 jo@example.com\n\n${s}`;
+        add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 700 + i), prompt: text, completion: text, inputExtras: s + text, piiDetections: [pii(EXTRAS_SOURCES[i % 4]!, 3, 11 + (i % 5)), pii(EXTRAS_SOURCES[(i + 1) % 4]!, text.indexOf("😀") + 1, 4_294_967_295), pii("prompt", 0, 2)] })));
+      });
+      add(toBinary(TraceSchema, makeTrace({ tenantId, timestampMs: BigInt(NOW + 298), inputExtras: "SSN ***********, ok", piiDetections: [pii("tool_definition", 4, 15)] })));
       // Non-finite numbers, an empty optional session id, NaN inside nested messages.
       add(
         toBinary(
@@ -205,4 +213,34 @@ test("transcoding many traces in a row reuses nothing between them", (t) => {
   t.not(ra.row.toString(), rb.row.toString());
   t.true(ra.row.toString().includes("\t['t1']\t['1']\t"));
   t.true(rb.row.toString().includes("\t[]\t[]\t"));
+});
+
+test("input_extras (field 63) goes to its column masked by the findings of the four sources that point into it, raw only with storeRawPii", (t) => {
+  const extras = "Look up a customer, e.g. SSN 536-22-8741.\n\nlike jo@example.com\n\ncard: 4111 1111 1111 1111\n\n234-56-7891";
+  const prompt = "hello jo@example.com";
+  const at = (text: string, part: string, source: string) => create(PiiDetectionSchema, { entityType: "x", start: text.indexOf(part), end: text.indexOf(part) + part.length, source, score: 0.9 });
+  const trace = makeTrace({
+    tenantId: "ten",
+    timestampMs: BigInt(NOW),
+    prompt,
+    inputExtras: extras,
+    piiDetections: [
+      at(prompt, "jo@example.com", "prompt"),
+      at(extras, "536-22-8741", "tool_definition"),
+      at(extras, "jo@example.com", "response_schema"),
+      at(extras, "4111 1111 1111 1111", "prediction"),
+      at(extras, "234-56-7891", "name"),
+    ],
+  });
+  const bytes = toBinary(TraceSchema, trace);
+  const columns = (row: Buffer) => row.toString("utf8").replace(/\n$/, "").split("\t");
+  const col = (name: string) => TRANSCODED_COLUMNS.indexOf(name);
+  const masked = columns(transcodeTrace(bytes, 1).row);
+  t.is(masked[col("input_extras")], "Look up a customer, e.g. SSN ***********.\\n\\nlike **************\\n\\ncard: *******************\\n\\n***********");
+  t.is(masked[col("prompt")], "hello **************");
+  t.is(masked[col("has_pii")], "1");
+  t.is(masked[col("pii_sources")], "['prompt','tool_definition','response_schema','prediction','name']");
+  t.is(columns(transcodeTrace(bytes, 1, true).row)[col("input_extras")], extras.replaceAll("\n", "\\n"));
+  // Without input_extras the column is empty.
+  t.is(columns(transcodeTrace(toBinary(TraceSchema, makeTrace({ tenantId: "ten", timestampMs: BigInt(NOW) })), 1).row)[col("input_extras")], "");
 });

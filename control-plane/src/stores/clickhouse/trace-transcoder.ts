@@ -17,6 +17,7 @@ import { budgetCharge } from "@agentgov/data-plane/budget-charge";
 import { maskSpans } from "@agentgov/data-plane/pii-mask";
 import { isAscii, isUtf8 } from "node:buffer";
 import { TraceStoreError } from "./errors.js";
+import { INPUT_EXTRAS_SOURCES } from "./row-codec.js";
 import { MAX_MS, MIN_MS } from "./time.js";
 
 /** What ingest checks and counts about a trace, read while transcoding. */
@@ -50,7 +51,7 @@ export const TRANSCODED_COLUMNS: readonly string[] = [
   "span_durations_ms", "injection_score", "pii_scan_enabled", "has_pii", "pii_entity_types", "pii_starts", "pii_ends",
   "pii_sources", "pii_scores", "policy_ids", "policy_names", "policy_results", "policy_actions", "policies_fired",
   "policies_evaluated", "policies_blocked", "quality_scorers", "quality_scores", "tool_names", "tool_ids", "prompt",
-  "completion", "streamed", "version",
+  "completion", "input_extras", "streamed", "version",
 ];
 
 // Trace field numbers (proto/governance/v1/trace.proto).
@@ -61,7 +62,7 @@ const F = {
   costUsd: 30, inputCost: 31, outputCost: 32, pricePerMillionInput: 33, pricePerMillionOutput: 34, priceVersion: 35,
   priceMissing: 36, latencyMs: 40, providerMs: 41, overheadMs: 42, spans: 43, injectionScore: 50, piiScanEnabled: 51,
   piiDetections: 52, policyEvaluations: 53, policiesFired: 54, policiesEvaluated: 55, policiesBlocked: 56,
-  qualityScores: 57, toolCalls: 58, prompt: 60, completion: 61, streamed: 62,
+  qualityScores: 57, toolCalls: 58, prompt: 60, completion: 61, streamed: 62, inputExtras: 63,
 } as const;
 const MAX_FIELD = 63;
 
@@ -72,7 +73,7 @@ const WIRE_FIXED32 = 5;
 
 /** Expected wire type of each known Trace field (-1: unknown field, skipped). */
 const TRACE_WIRE = new Int8Array(MAX_FIELD + 1).fill(-1);
-for (const f of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 14, 35, 43, 52, 53, 54, 57, 58, 60, 61]) TRACE_WIRE[f] = WIRE_LEN;
+for (const f of [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 14, 35, 43, 52, 53, 54, 57, 58, 60, 61, 63]) TRACE_WIRE[f] = WIRE_LEN;
 for (const f of [10, 12, 20, 21, 22, 23, 24, 36, 51, 55, 56, 62]) TRACE_WIRE[f] = WIRE_VARINT;
 for (const f of [30, 31, 32, 33, 34, 40, 41, 42, 50]) TRACE_WIRE[f] = WIRE_FIXED64;
 
@@ -360,18 +361,18 @@ function numberElement(first: boolean, v: number): void {
 }
 
 /**
- * Writes the prompt or completion field with the trace's PII detections of that `source` replaced by
- * `*` of the same length (offsets stay valid), whatever the sidecar sent: traces never keep detected
- * PII in clear unless the control plane's TRACE_STORE_RAW_PII allows it. An ASCII text whose spans are
- * already stars (the sidecar's default) is written as it came, without decoding: in ASCII, UTF-16
- * offsets are byte offsets.
+ * Writes the prompt, completion or input_extras field with the trace's PII detections that point into
+ * it (`sources`: the detections' sources for that text) replaced by `*` of the same length (offsets
+ * stay valid), whatever the sidecar sent: traces never keep detected PII in clear unless the control
+ * plane's TRACE_STORE_RAW_PII allows it. An ASCII text whose spans are already stars (the sidecar's
+ * default) is written as it came, without decoding: in ASCII, UTF-16 offsets are byte offsets.
  */
-function maskedField(no: number, source: string): void {
+function maskedField(no: number, sources: ReadonlySet<string>): void {
   const ranges = rep(F.piiDetections);
   let spans: { entityType: string; start: number; end: number }[] | undefined;
   for (let i = 0; i < ranges.length; i += 2) {
     parseNested(ranges[i]!, ranges[i + 1]!, PII.strings, PII.doubles, PII.uints);
-    if (text(subStart[4]!, subEnd[4]!) === source) (spans ??= []).push({ entityType: "", start: subNum[2]!, end: subNum[3]! }); // stars need no type
+    if (sources.has(text(subStart[4]!, subEnd[4]!))) (spans ??= []).push({ entityType: "", start: subNum[2]!, end: subNum[3]! }); // stars need no type
   }
   if (!spans) return field(strStart[no]!, strEnd[no]!);
   if (starredAscii(strStart[no]!, strEnd[no]!, spans)) return field(strStart[no]!, strEnd[no]!);
@@ -393,6 +394,9 @@ function starredAscii(s: number, e: number, spans: readonly { start: number; end
   }
   return true;
 }
+
+const PROMPT_SOURCES: ReadonlySet<string> = new Set(["prompt"]);
+const COMPLETION_SOURCES: ReadonlySet<string> = new Set(["completion"]);
 
 const SPAN = { strings: bits(1), doubles: bits(2), uints: 0 };
 const PII = { strings: bits(1, 4), doubles: bits(5), uints: bits(2, 3) };
@@ -554,9 +558,11 @@ export function transcodeTrace(bytes: Uint8Array, version: number, storeRawPii =
   if (storeRawPii) {
     s(F.prompt);
     s(F.completion);
+    s(F.inputExtras);
   } else {
-    maskedField(F.prompt, "prompt");
-    maskedField(F.completion, "completion");
+    maskedField(F.prompt, PROMPT_SOURCES);
+    maskedField(F.completion, COMPLETION_SOURCES);
+    maskedField(F.inputExtras, INPUT_EXTRAS_SOURCES);
   }
   int(nums[F.streamed]!);
   ascii(String(version));

@@ -31,8 +31,8 @@ export interface TraceStoreOptions {
    */
   rowTtl?: boolean;
   /**
-   * TRACE_STORE_RAW_PII: keep prompt and completion as the sidecar sent them. Default false: their
-   * detected PII spans are stored as `*` of the same length, whatever a sidecar's own setting.
+   * TRACE_STORE_RAW_PII: keep prompt, completion and input_extras as the sidecar sent them. Default
+   * false: their detected PII spans are stored as `*` of the same length, whatever a sidecar's own setting.
    */
   storeRawPii?: boolean;
 }
@@ -59,7 +59,7 @@ export interface CursorListQuery {
 }
 
 export interface CursorListResult {
-  /** Newest first (timestamp desc, id desc); prompt and completion are "" (use get()). */
+  /** Newest first (timestamp desc, id desc); prompt, completion and input_extras are "" (use get()). */
   traces: Trace[];
   hasMore: boolean;
 }
@@ -83,7 +83,7 @@ export interface OffsetListQuery {
 }
 
 export interface OffsetListResult {
-  /** Newest first; prompt and completion are "" (use get()). */
+  /** Newest first; prompt, completion and input_extras are "" (use get()). */
   traces: Trace[];
   /** Exact number of traces matching the filters. */
   total: number;

@@ -34,7 +34,7 @@ export const ComplianceReportB = z
       .openapi({ description: "Refused (blocked) calls by error code: policy_violation, rate_limit_exceeded, budget_exceeded, agent_paused…; most first" }),
     pii: z
       .array(z.object({ entityType: z.string().openapi({ example: "email" }), source: z.string().openapi({ example: "prompt" }), findings: Count, traces: Count }))
-      .openapi({ description: "PII findings per entity type and source (prompt or completion), and the traces with at least one; most first" }),
+      .openapi({ description: "PII findings per entity type and source (prompt, completion, or the input outside the prompt: tool_definition, response_schema, prediction, name), and the traces with at least one; most first" }),
     policies: z
       .array(
         z.object({

@@ -30,6 +30,8 @@ export function streamDraft(provider: string, model: string): TraceDraft {
     piiScanEnabled: true,
     promptPii: [],
     completionPii: [],
+    inputExtras: "",
+    inputExtrasPii: [],
     injectionScore: 0,
     evaluations: [],
     fired: [],
