@@ -21,8 +21,9 @@ function capture(logSensitive: boolean) {
 test("credentials and prompt text are censored under the usual field names", (t) => {
   const { log, text } = capture(false);
   log.info({ apiKey: "svc_api_SECRET1", req: { headers: { authorization: "Bearer SECRET2", "x-service-key": "SECRET3" } }, body: { prompt: "SECRET4", messages: [{ content: "SECRET5" }] }, config: { SIDECAR_KEY: "SECRET6", DATABASE_URL: "postgres://u:SECRET7@h/db" }, requestId: "req_1" }, "x");
+  log.info({ trace: { inputExtras: "SECRET8", input_extras: "SECRET9" } }, "tool definitions");
   const out = text();
-  for (let i = 1; i <= 7; i++) t.false(out.includes(`SECRET${i}`), `SECRET${i}`);
+  for (let i = 1; i <= 9; i++) t.false(out.includes(`SECRET${i}`), `SECRET${i}`);
   t.true(out.includes('"requestId":"req_1"'));
   t.true(out.includes("[redacted]"));
 });

@@ -16,6 +16,7 @@ export const CREDENTIAL_PATHS = [
 export const CONTENT_PATHS = [
   "prompt", "*.prompt", "completion", "*.completion", "messages", "*.messages", "contents", "*.contents",
   "input", "*.input", "body", "*.body", "text", "*.text",
+  "inputExtras", "*.inputExtras", "input_extras", "*.input_extras",
 ];
 
 export interface LoggerOptions {
