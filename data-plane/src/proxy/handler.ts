@@ -10,7 +10,7 @@ import type { Dispatcher } from "undici";
 import type { Trace } from "@agentgov/proto";
 import { estimateTokens, type ResponseFacts } from "../providers/index.js";
 import { readSlots } from "../providers/text-slots.js";
-import { detectPii } from "../policy/pii/index.js";
+import { detectPii, withFindingsAcrossParts } from "../policy/pii/index.js";
 import { injectionScore } from "../policy/injection/index.js";
 import { qualityScores } from "../policy/quality/index.js";
 import { evaluatePhase } from "../policy/engine/evaluate.js";
@@ -239,10 +239,13 @@ export function createProxyHandler(deps: ProxyDeps) {
     let forwarded: { abort(): void; chargeUnanswered(): void } | undefined;
     try {
       // 2. The prompt: text, PII, injection score; its token count only when something needs it.
-      const prompt = adapter.promptText(body);
+      const promptParts = adapter.promptParts(body);
+      const prompt = promptParts.join("\n\n"); // adapter.promptText
       draft.prompt = prompt;
       let tp = performance.now();
-      const promptPii = agent.piiDetection ? detectPii(prompt) : null;
+      // The model reads a chat's parts one after the other: a value split across two of them is found
+      // too (embedding inputs are embedded one by one: their junctions are not scanned).
+      const promptPii = agent.piiDetection ? (adapter.answersWithText === false ? detectPii(prompt) : withFindingsAcrossParts(prompt, promptParts, detectPii(prompt))) : null;
       // Input outside the prompt (tool definitions, response schemas, predicted output, names): judged
       // with it by inbound policies, but not prompt text (the trace's prompt and findings stay the
       // messages'). Undefined for a request without any.

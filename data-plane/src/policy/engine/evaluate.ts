@@ -203,7 +203,8 @@ export function applyRedaction(text: string, spans: readonly RedactSpan[]): stri
  * A function for adapter.mapPromptText / mapCompletionText: `joined` is the text the spans were found
  * in (the parts joined by "\n\n", parts of one output group concatenated); it is called once per
  * non-empty part in order and redacts the part of each span that falls in it (a span cut by a part
- * boundary is labelled once, in the first part it covers). A part that cannot be located in `joined`
+ * boundary is labelled once, in the first part it covers, unless that would leave a later part empty:
+ * it is labelled there too). A part that cannot be located in `joined`
  * goes to `fallback` (which scans the part alone).
  */
 export function partRedactor(joined: string, spans: readonly RedactSpan[], fallback: (part: string) => string): (part: string) => string {
@@ -224,12 +225,18 @@ export function partRedactor(joined: string, spans: readonly RedactSpan[], fallb
     cursor = end;
     let out = "";
     let at = start;
+    let label = "";
     for (const s of spans) {
       if (s.end <= at || s.start >= end) continue;
       out += joined.slice(at, Math.max(at, s.start));
       if (s.start >= prevEnd) out += `[REDACTED:${s.label}]`; // not already labelled in an earlier part
+      label = s.label;
       at = Math.min(end, s.end);
     }
-    return out + joined.slice(at, end);
+    out += joined.slice(at, end);
+    // A part wholly inside a span labelled in an earlier part (a value split across parts) is labelled
+    // again rather than emptied: providers refuse empty text parts (Anthropic: "text content blocks
+    // must be non-empty"), and mapPromptText's callers count on redaction never emptying a part.
+    return out === "" && part !== "" ? `[REDACTED:${label}]` : out;
   };
 }

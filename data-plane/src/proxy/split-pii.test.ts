@@ -1,0 +1,92 @@
+// PII split across two text parts, through the real handler: the model reads `My SSN is 536-22` and
+// `-8741` as one, so a block policy refuses the call, a redact policy rewrites both pieces (no part left
+// empty: providers refuse empty text parts), and the trace records and masks the finding.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import test from "ava";
+import { create } from "@bufbuild/protobuf";
+import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
+import { governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+
+const KEY = "sk_split_test_key";
+const AGENT = "agt_01SPL1TP11000000000000000";
+
+const policy = (id: string, action: string): Policy =>
+  create(PolicySchema, { id, name: id, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "inbound", piiTypes: ["ssn"] }) });
+
+function answer(req: IncomingMessage, res: ServerResponse): void {
+  const anthropic = (req.url ?? "").includes("/v1/messages");
+  const body = anthropic
+    ? { id: "m1", type: "message", role: "assistant", model: "claude-3-5-haiku-latest", content: [{ type: "text", text: "fine" }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } }
+    : { id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+async function setup(policies: Policy[]): Promise<InProcessProxy & { received: string[] }> {
+  const received: string[] = [];
+  const proxy = await startInProcessProxy(
+    governanceState({ tenant: "ten_split", agent: AGENT, key: KEY }, policies),
+    (body, res, req) => {
+      received.push(body.toString());
+      answer(req, res);
+    },
+    (deps) => {
+      deps.baseUrls.anthropic = deps.baseUrls.openai!;
+    },
+  );
+  return { ...proxy, received };
+}
+
+async function post(url: string, path: string, body: unknown): Promise<number> {
+  const r = await fetch(`${url}/v1/proxy/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk-x", "x-api-key": "sk-x", "x-service-key": KEY, "x-service-agent": AGENT },
+    body: JSON.stringify(body),
+  });
+  await r.text();
+  return r.status;
+}
+
+async function traceOf(s: InProcessProxy, n: number): Promise<Trace> {
+  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  if (s.traces.length < n) throw new Error("no trace");
+  return s.traces[n - 1]!;
+}
+
+const openAiSplit = { model: "gpt-4o-mini", messages: [{ role: "user", content: [{ type: "text", text: "My SSN is 536-22" }, { type: "text", text: "-8741" }] }] };
+const anthropicSplit = { model: "claude-3-5-haiku-latest", max_tokens: 16, messages: [{ role: "user", content: [{ type: "text", text: "My SSN is 536-22" }, { type: "text", text: "-8741" }] }] };
+
+test("a block policy refuses an SSN split across two content parts; the provider is not called; the trace records the finding across the parts, masked", async (t) => {
+  const s = await setup([policy("pol_block", "block")]);
+  t.teardown(() => s.close());
+  t.is(await post(s.url, "openai/v1/chat/completions", openAiSplit), 403);
+  t.is(await post(s.url, "anthropic/v1/messages", anthropicSplit), 403);
+  t.deepEqual(s.received, []);
+  const tr = await traceOf(s, 2);
+  t.is(tr.status, "blocked");
+  t.deepEqual(
+    tr.piiDetections.map((d) => [d.entityType, d.source, d.start, d.end]),
+    [["ssn", "prompt", 10, 23]],
+  );
+  t.is(tr.prompt, "My SSN is *************", "both pieces and the junction between them masked");
+});
+
+test("a redact policy rewrites both pieces of a split SSN, leaving no empty part, the rest of the body as sent", async (t) => {
+  const s = await setup([policy("pol_redact", "redact")]);
+  t.teardown(() => s.close());
+  t.is(await post(s.url, "openai/v1/chat/completions", openAiSplit), 200);
+  t.is(await post(s.url, "anthropic/v1/messages", anthropicSplit), 200);
+  for (const sent of s.received) {
+    const parts = (JSON.parse(sent) as { messages: { content: { text: string }[] }[] }).messages[0]!.content.map((p) => p.text);
+    t.deepEqual(parts, ["My SSN is [REDACTED:ssn]", "[REDACTED:ssn]"]);
+  }
+  t.is(s.received.length, 2);
+});
+
+test("parts that only sit side by side (a sentence, then another with a number) are not joined into a finding", async (t) => {
+  const s = await setup([policy("pol_block", "block")]);
+  t.teardown(() => s.close());
+  const body = { model: "gpt-4o-mini", messages: [{ role: "user", content: [{ type: "text", text: "Order 536-22." }, { type: "text", text: "Then 8741 more." }] }] };
+  t.is(await post(s.url, "openai/v1/chat/completions", body), 200);
+  t.deepEqual((await traceOf(s, 1)).piiDetections, []);
+});
