@@ -33,6 +33,15 @@ export const firstHeader = (req: IncomingMessage, name: string): string | undefi
 
 const notFound = (message: string) => new ProxyRefusal(404, "not_found", message);
 
+/** What each provider's proxy path governs, for the 404 of any other path. */
+const GOVERNED_ENDPOINTS: Record<string, string> = {
+  openai: "chat completions, the Responses API, embeddings",
+  anthropic: "messages",
+  google: "generateContent, streamGenerateContent, embedContent, batchEmbedContents",
+  mistral: "chat completions, embeddings",
+  cohere: "v2 chat, v2 embed",
+};
+
 export async function admit(req: IncomingMessage, route: ProxyRoute, state: GovernanceState): Promise<Admission> {
   const adapter = getProvider(route.providerName);
   if (!adapter) throw notFound(`unknown provider "${route.providerName}"; use openai, anthropic, google, mistral or cohere`);
@@ -51,6 +60,12 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
   const agent = agentId ? state.agents.get(agentId) : undefined;
   if (!agent || agent.status === "archived") throw notFound(`agent ${agentId ?? "(missing X-Service-Agent)"} not found`);
 
+  // The policies must read the body: one in a content coding (no official SDK sends one) is refused
+  // saying so, rather than as "not valid JSON" (QA, session 27), as the control plane does.
+  const coding = firstHeader(req, "content-encoding");
+  if (coding !== undefined && coding.trim().toLowerCase() !== "identity" && coding.trim() !== "") {
+    throw new ProxyRefusal(400, "bad_request", `request bodies in a content coding (Content-Encoding: ${coding.slice(0, 40)}) are not accepted: the sidecar's policies must read the body; send it uncompressed`);
+  }
   const bodyBytes = await readBody(req);
   const bodyText = bodyBytes.toString("utf8");
   let body: unknown;
@@ -67,7 +82,7 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
     if (e instanceof ProviderRequestError) throw new ProxyRefusal(400, "bad_request", e.message);
     throw e;
   }
-  if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not an endpoint this proxy governs (chat, the Responses API, embeddings; see the README, "Pointing an agent's SDK at the sidecar (proxy paths)")`);
+  if (!target) throw notFound(`${adapter.name} path ${route.subPath} is not an endpoint this proxy governs (${GOVERNED_ENDPOINTS[adapter.name] ?? "see the README"}; the README's "Pointing an agent's SDK at the sidecar (proxy paths)" lists the paths)`);
   // An endpoint with a wire format of its own (OpenAI's Responses API) is read through its adapter.
   return { state, agent, keyId: keyRow.id, adapter: target.adapter ?? adapter, target, bodyBytes, bodyText, body };
 }

@@ -3,6 +3,7 @@
 // sent the model the policies judged, in one process (real handler, undici, an upstream HTTP server).
 import test from "ava";
 import { request as httpRequest } from "node:http";
+import { gzipSync } from "node:zlib";
 import { governanceState, startInProcessProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_path_test_key";
@@ -48,4 +49,26 @@ test("google native path: a model segment holding an encoded / or \\ or a dot se
   } finally {
     await s.close();
   }
+});
+
+test("a request body in a content coding is refused saying so (400), never forwarded; the 404 of an ungoverned path names what that provider's path governs", async (t) => {
+  let forwarded = 0;
+  const s = await startInProcessProxy(governanceState({ tenant: "ten_paths", agent: AGENT, key: KEY }), (_body, res) => {
+    forwarded++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end("{}");
+  });
+  t.teardown(() => s.close());
+  const headers = { "content-type": "application/json", authorization: "Bearer sk-x", "x-service-key": KEY, "x-service-agent": AGENT };
+  const body = gzipSync(JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hello" }] }));
+  const gz = await fetch(`${s.url}/v1/proxy/openai/v1/chat/completions`, { method: "POST", headers: { ...headers, "content-encoding": "gzip" }, body });
+  t.is(gz.status, 400);
+  t.regex(((await gz.json()) as { error: { message: string } }).error.message, /content coding \(Content-Encoding: gzip\).*send it uncompressed/);
+  t.is(forwarded, 0);
+
+  const other = await fetch(`${s.url}/v1/proxy/anthropic/v1/messages/count_tokens`, { method: "POST", headers, body: "{}" });
+  t.is(other.status, 404);
+  const message = ((await other.json()) as { error: { message: string } }).error.message;
+  t.regex(message, /\(messages;/);
+  t.false(message.includes("Responses API"), "no endpoint Anthropic lacks is named");
 });
