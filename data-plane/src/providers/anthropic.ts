@@ -6,7 +6,7 @@ import { restoreSignedBlocks } from "./signed-reasoning.js";
 import { normalizeSearch, normalizeSubPath, SPEC_PATH } from "./paths.js";
 import { SseParser } from "./sse-parser.js";
 import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
-import { argumentSlots, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, base64TextSlot, isTextMime, joinGroups, leafSlots, mapGroups, mapSlots, pushAll, readGroups, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type {
   ErrorEventOptions,
@@ -44,7 +44,8 @@ export function codeResultSlots(block: JsonObject, out: TextSlot[]): void {
  * Text slots of a `system` value or a message `content`: a string, or text blocks, in block order. A
  * block's text comes where the block is: `tool_result` and `mcp_tool_result` content (string or blocks,
  * so nested documents and search results too), a `document`'s `title` and `context`, then its
- * `source.data` (`source.type: "text"`) or `source.content` (`"content"`: string or text blocks), a
+ * `source.data` (`source.type: "text"`, or `"base64"` with a text `media_type`: the UTF-8 it encodes)
+ * or `source.content` (`"content"`: string or text blocks), a
  * `search_result` (`title`, `source`, then its `content` text blocks), the string leaves of a tool call's
  * `input` (the model's earlier `tool_use` sent back to it), the results of Anthropic's server tools sent
  * back: a web search result's `title`, a fetched page's document, a code execution's output
@@ -87,13 +88,18 @@ function blockSlots(holder: JsonObject, key: string): TextSlot[] {
   return slots;
 }
 
-/** A document block's text, pushed onto `slots`: `title`, `context`, then a text source's `data` or a content source's blocks. */
+/**
+ * A document block's text, pushed onto `slots`: `title`, `context`, then a text source's `data`, a
+ * base64 source's file when its `media_type` is text (isTextMime: read as the UTF-8 its base64 encodes,
+ * base64TextSlot; a PDF is not), or a content source's blocks.
+ */
 function documentSlots(block: JsonObject, slots: TextSlot[]): void {
   if (typeof block.title === "string") slots.push(slot(block, "title"));
   if (typeof block.context === "string") slots.push(slot(block, "context"));
   const source = block.source;
   if (!isObject(source)) return;
   if (source.type === "text" && typeof source.data === "string") slots.push(slot(source, "data"));
+  else if (source.type === "base64" && typeof source.data === "string" && source.data !== "" && isTextMime(source.media_type)) slots.push(base64TextSlot(source, "data"));
   else if (source.type === "content") pushAll(slots, blockSlots(source, "content"));
 }
 

@@ -17,7 +17,7 @@ import { SseParser } from "./sse-parser.js";
 import { moveUrlCitations, URL_CITATION_STRINGS } from "./chat-completions.js";
 import { normalizeSearch, normalizeSubPath } from "./paths.js";
 import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
-import { argumentSlots, joinGroups, mapGroups, mapSlots, pushAll, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, dataUrlTextSlot, joinGroups, mapGroups, mapSlots, pushAll, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter, ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
 
@@ -41,7 +41,11 @@ export function resolveResponses(subPath: string, search: string, body: unknown)
   return { path: `${RESPONSES_PATH}${normalizeSearch(search)}`, model, stream, adapter: openaiResponsesAdapter };
 }
 
-/** Text slots of a content field: a string, or the text of each text part (refusal parts by their `refusal`). */
+/**
+ * Text slots of a content field: a string, or the text of each text part (refusal parts by their
+ * `refusal`; an `input_file` part by its `file_data` when that is a base64 data URL of a text MIME type,
+ * read as the UTF-8 it encodes: dataUrlTextSlot).
+ */
 function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   const content = holder[key];
   if (typeof content === "string") return [slot(holder, key)];
@@ -50,6 +54,10 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
     if (!isObject(part)) continue;
     if (typeof part.type === "string" && TEXT_PARTS.has(part.type) && typeof part.text === "string") slots.push(slot(part, "text"));
     else if (part.type === "refusal" && typeof part.refusal === "string") slots.push(slot(part, "refusal"));
+    else if (part.type === "input_file") {
+      const file = dataUrlTextSlot(part, "file_data");
+      if (file) slots.push(file);
+    }
   }
   return slots;
 }
@@ -160,7 +168,7 @@ function inputItemSlots(item: JsonObject): TextSlot[] {
   }
 }
 
-/** The values of a stored prompt's variables (`prompt: {id, variables}`): strings, or input_text parts. */
+/** The values of a stored prompt's variables (`prompt: {id, variables}`): strings, input_text parts, or text input_file parts (contentSlots). */
 function promptVariableSlots(body: JsonObject): TextSlot[] {
   if (!isObject(body.prompt) || !isObject(body.prompt.variables)) return [];
   const variables = body.prompt.variables;
@@ -169,6 +177,10 @@ function promptVariableSlots(body: JsonObject): TextSlot[] {
     const v = variables[k];
     if (typeof v === "string") slots.push(slot(variables, k));
     else if (isObject(v) && v.type === "input_text" && typeof v.text === "string") slots.push(slot(v, "text"));
+    else if (isObject(v) && v.type === "input_file") {
+      const file = dataUrlTextSlot(v, "file_data");
+      if (file) slots.push(file);
+    }
   }
   return slots;
 }

@@ -44,9 +44,10 @@ class NumberSlot implements TextSlot {
 }
 
 /**
- * A slot for a base64 field holding a text file the model reads (Gemini `inlineData` with a `text/*`
- * MIME type): read as the UTF-8 text it encodes (bytes that are no UTF-8 read as U+FFFD); a redaction
- * writes the base64 of the redacted text's UTF-8 in its place, and only a redaction writes.
+ * A slot for a base64 field holding a text file the model reads (Gemini `inlineData` and an Anthropic
+ * base64 `document` source with a text MIME type; after `prefix`, an OpenAI `file_data` data URL): read
+ * as the UTF-8 text it encodes (bytes that are no UTF-8 read as U+FFFD); a redaction writes the base64
+ * of the redacted text's UTF-8 in its place (after the same prefix), and only a redaction writes.
  */
 class Base64TextSlot implements TextSlot {
   private decoded: string | undefined;
@@ -54,15 +55,16 @@ class Base64TextSlot implements TextSlot {
   constructor(
     private readonly container: Record<string | number, unknown>,
     private readonly key: string | number,
+    private readonly prefix: string,
   ) {}
 
   get(): string {
-    return (this.decoded ??= Buffer.from(this.container[this.key] as string, "base64").toString("utf8"));
+    return (this.decoded ??= Buffer.from((this.container[this.key] as string).slice(this.prefix.length), "base64").toString("utf8"));
   }
 
   set(value: string): void {
     if (value === this.get()) return;
-    this.container[this.key] = Buffer.from(value, "utf8").toString("base64");
+    this.container[this.key] = this.prefix + Buffer.from(value, "utf8").toString("base64");
     this.decoded = value;
   }
 }
@@ -80,7 +82,23 @@ export function isTextMime(mime: unknown): boolean {
 
 /** A slot for container[key], a base64 string the caller has checked holds a text file (isTextMime). */
 export function base64TextSlot(container: JsonObject | unknown[], key: string | number): TextSlot {
-  return new Base64TextSlot(container as Record<string | number, unknown>, key);
+  return new Base64TextSlot(container as Record<string | number, unknown>, key, "");
+}
+
+/**
+ * A slot for container[key] when it is a non-empty base64 data URL of a text file
+ * (`data:<mime>[;params];base64,<data>`, the MIME type text by isTextMime): read as the UTF-8 text its
+ * data encodes; a redaction writes the base64 of the redacted text after the same prefix. Undefined for
+ * anything else (no string, another scheme, no `;base64`, not text, no data).
+ */
+export function dataUrlTextSlot(container: JsonObject | unknown[], key: string | number): TextSlot | undefined {
+  const value = (container as Record<string | number, unknown>)[key];
+  if (typeof value !== "string" || value.slice(0, 5).toLowerCase() !== "data:") return undefined;
+  const comma = value.indexOf(",");
+  if (comma === -1 || comma === value.length - 1) return undefined;
+  const params = value.slice(5, comma).split(";");
+  if (params.pop()?.trim().toLowerCase() !== "base64" || !isTextMime(params[0])) return undefined;
+  return new Base64TextSlot(container as Record<string | number, unknown>, key, value.slice(0, comma + 1));
 }
 
 /** A slot for container[key], which the caller has checked holds a string. */
