@@ -26,10 +26,10 @@ export interface ScannedText {
  * `scanned`, the spans are those found in the whole text (what the trace records and the policies
  * matched on, context across parts included), cut per part; a part is scanned alone only as a fallback.
  */
-function redactor(redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): (part: string) => string {
+function redactor(redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText, neverEmpty = false): (part: string) => string {
   const alone = (part: string) => applyRedaction(part, redactSpans(part, redactors, piiOn ? detectPii(part) : null));
   if (!scanned) return alone;
-  return partRedactor(scanned.text, redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null), alone);
+  return partRedactor(scanned.text, redactSpans(scanned.text, redactors, piiOn ? scanned.pii : null), alone, neverEmpty);
 }
 
 /**
@@ -47,7 +47,7 @@ export function quoteRedactor(redactors: readonly Policy[], piiOn: boolean, scan
 
 /** The forwarded body with inbound redactions applied to each prompt part (a copy; `body` is untouched). */
 export function redactPrompt(adapter: ProviderAdapter, body: unknown, redactors: readonly Policy[], piiOn: boolean, scanned?: ScannedText): unknown {
-  return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned));
+  return adapter.mapPromptText(body, redactor(redactors, piiOn, scanned, true));
 }
 
 /** Where one part of the scanned extras text begins, and the kind of the group it stands in. */

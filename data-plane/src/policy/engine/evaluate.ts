@@ -203,11 +203,11 @@ export function applyRedaction(text: string, spans: readonly RedactSpan[]): stri
  * A function for adapter.mapPromptText / mapCompletionText: `joined` is the text the spans were found
  * in (the parts joined by "\n\n", parts of one output group concatenated); it is called once per
  * non-empty part in order and redacts the part of each span that falls in it (a span cut by a part
- * boundary is labelled once, in the first part it covers, unless that would leave a later part empty:
- * it is labelled there too). A part that cannot be located in `joined`
+ * boundary is labelled once, in the first part it covers; with `neverEmpty`, also in a later part it
+ * would otherwise leave empty). A part that cannot be located in `joined`
  * goes to `fallback` (which scans the part alone).
  */
-export function partRedactor(joined: string, spans: readonly RedactSpan[], fallback: (part: string) => string): (part: string) => string {
+export function partRedactor(joined: string, spans: readonly RedactSpan[], fallback: (part: string) => string, neverEmpty = false): (part: string) => string {
   let cursor = 0;
   let lost = false;
   return (part) => {
@@ -234,9 +234,10 @@ export function partRedactor(joined: string, spans: readonly RedactSpan[], fallb
       at = Math.min(end, s.end);
     }
     out += joined.slice(at, end);
-    // A part wholly inside a span labelled in an earlier part (a value split across parts) is labelled
-    // again rather than emptied: providers refuse empty text parts (Anthropic: "text content blocks
-    // must be non-empty"), and mapPromptText's callers count on redaction never emptying a part.
-    return out === "" && part !== "" ? `[REDACTED:${label}]` : out;
+    // With neverEmpty (a request's prompt parts), a part wholly inside a span labelled in an earlier
+    // part (a value split across parts) is labelled again rather than emptied: providers refuse empty
+    // text parts (Anthropic: "text content blocks must be non-empty"), and mapPromptText's callers
+    // count on redaction never emptying a part. Pieces of one answer text (stream chunks) may be empty.
+    return neverEmpty && out === "" && part !== "" ? `[REDACTED:${label}]` : out;
   };
 }

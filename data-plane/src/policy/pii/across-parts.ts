@@ -73,8 +73,8 @@ function endAtBoundary(text: string, to: number, partEnd: number, limit: number)
 
 /**
  * `found` (the findings of `text`, which is `parts` joined with "\n\n") plus the findings that run
- * across a junction between two parts, with offsets into `text`; sorted and free of overlaps (as
- * detectPii's). Returns `found` itself when there is nothing to add, and when `text` is not the parts
+ * across a junction between two parts and overlap none of `found`, with offsets into `text`; sorted
+ * and free of overlaps (as detectPii's). Returns `found` itself when there is nothing to add, and when `text` is not the parts
  * so joined (nothing is guessed).
  */
 export function withFindingsAcrossParts(text: string, parts: readonly string[], found: PiiFinding[]): PiiFinding[] {
@@ -100,5 +100,10 @@ export function withFindingsAcrossParts(text: string, parts: readonly string[], 
       (added ??= []).push({ entityType: f.entityType, start: from + f.start, end: rightStart + (f.end - left.length), score: f.score });
     }
   }
-  return added === undefined ? found : resolveOverlaps([...found, ...added]);
+  if (added === undefined) return found;
+  // A finding of the "\n\n" form is never displaced: joining two parts can also make a longer false
+  // value over two real ones (`ann@example.com` + `carl@example.com` reads as the address
+  // `example.comcarl@example.com`), so what is found across a junction only fills what nothing covers.
+  const fresh = added.filter((a) => !found.some((f) => f.start < a.end && a.start < f.end));
+  return fresh.length === 0 ? found : resolveOverlaps([...found, ...fresh]);
 }
