@@ -6,11 +6,17 @@ import test from "ava";
 import pg from "pg";
 import { SyncHub } from "../../control-plane/src/sync/hub.js";
 import { SYNC_CHANNEL } from "../../control-plane/src/stores/postgres/sync-changes.js";
+import { openDb } from "../../control-plane/src/stores/postgres/db.js";
+import { migrate } from "../../control-plane/src/stores/postgres/migrate.js";
 import { createTestDatabase } from "../harness/databases.js";
 import { eventually } from "../harness/stack.js";
 
 test("a listener connection ended by the server reports 57P01 and reconnects; NOTIFY reaches it again", async (t) => {
   const url = await createTestDatabase();
+  // The hub keeps the sidecars it waits for in its tables (sync_sidecars, sync_replicas).
+  const db = openDb(url, 1);
+  await migrate(db);
+  await db.close();
   const errors: unknown[] = [];
   const hub = new SyncHub(url, (e) => errors.push(e));
   await hub.start();

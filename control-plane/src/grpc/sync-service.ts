@@ -12,6 +12,8 @@
 // what REST writes wait for). The Ack names the stream by sidecar id and carries the stream's key: it
 // counts only for streams opened with the same key (hence the same tenant); one that reaches a replica
 // holding no such stream (a proxy balancing each call on its own) is passed on to the others by NOTIFY.
+// An Ack with `leaving` is the sidecar's goodbye (it is stopping): it is forgotten rather than waited for
+// until it reconnects (sync/hub.ts remembers the sidecars whose stream ended otherwise).
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { AckResponseSchema, HeartbeatSchema, WatchResponseSchema, type AckRequest, type AckResponse, type Delta, type Snapshot, type WatchRequest, type WatchResponse } from "@agentgov/proto";
@@ -89,6 +91,7 @@ export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
       const { tenantId, keyId } = known ?? (await authenticateSidecar(db, ctx));
       const version = Number(req.version);
       if (hub.ack(tenantId, keyId, req.sidecarId, version) === 0) await hub.forwardAck(db, tenantId, keyId, req.sidecarId, version);
+      if (req.leaving && req.sidecarId !== "") hub.leave(tenantId, keyId, req.sidecarId);
       return create(AckResponseSchema, {});
     },
   };
@@ -121,7 +124,10 @@ export function syncHandlers(db: Db, hub: SyncHub, opts: SyncOptions = {}) {
           lastSent = Date.now();
           // The sidecar's own key was deleted (or its user deactivated): end the stream now rather
           // than at the next reconnect; the sidecar keeps retrying and is refused until it has a valid key.
-          if (delta.removedKeyIds.includes(keyId)) throw new ConnectError("this sidecar's key was revoked", Code.Unauthenticated);
+          if (delta.removedKeyIds.includes(keyId)) {
+            tracker.revoked(); // it cannot come back with this key: not waited for
+            throw new ConnectError("this sidecar's key was revoked", Code.Unauthenticated);
+          }
           if (full) continue;
         }
         version = upTo;

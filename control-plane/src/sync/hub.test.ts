@@ -82,7 +82,7 @@ test("Acks from another tenant, another key of the tenant, or naming another sid
   t.is(h.ackingStream("sc_2", "hash_key_a"), undefined);
 });
 
-test("a stream that closes no longer holds a write; streams of other tenants are not waited for", async (t) => {
+test("a stream whose sidecar said goodbye no longer holds a write, nor once it closes; streams of other tenants are not waited for", async (t) => {
   const h = hub();
   const s = h.track("ten_1", id("sc_1"));
   s.sent(5, true);
@@ -92,9 +92,22 @@ test("a stream that closes no longer holds a write; streams of other tenants are
   h.ack("ten_2", "key_a", "sc_2", 1);
   s.sent(9, true);
   const p = deliveredSoon(h, "ten_1", 9, 2000);
+  h.leave("ten_1", "key_a", "sc_1");
+  t.true(await p);
+  s.close();
+  t.is(h.ackingStream("sc_1", "hash_key_a"), undefined, "forgotten once closed");
+  t.deepEqual(h.awaitedSidecars("ten_1"), [], "not remembered: it said goodbye");
+  t.true(await deliveredSoon(h, "ten_1", 10, 2000));
+});
+
+test("a stream that never acked (an older sidecar) holds nothing once it closes: it is not remembered", async (t) => {
+  const h = hub();
+  const s = h.track("ten_1", id("sc_old", false));
+  s.sent(5, true);
+  const p = deliveredSoon(h, "ten_1", 9, 2000);
   s.close();
   t.true(await p);
-  t.is(h.ackingStream("sc_1", "hash_key_a"), undefined, "forgotten once closed");
+  t.deepEqual(h.awaitedSidecars("ten_1"), []);
 });
 
 test("a new stream of the same sidecar (same id and key) supersedes the one before: a dead stream the replica has not noticed holds nothing", async (t) => {

@@ -1,7 +1,8 @@
 // The Sync client against a scripted Sync.Watch peer (a real gRPC server over HTTP/2): it resumes from
 // its version, swaps the whole state per message (a reader never sees half a delta), persists it for
 // fail-static starts, adopts heartbeat versions, and drops a stream that goes silent. It acknowledges
-// (Sync.Ack) each version it has swapped in, off the stream: at most one Ack in flight, the newest next.
+// (Sync.Ack) each version it has swapped in, off the stream: at most one Ack in flight, the newest next;
+// and says goodbye (an Ack with `leaving`) when it stops.
 import test, { type ExecutionContext } from "ava";
 import http2 from "node:http2";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -222,6 +223,7 @@ test("the client acks each version once it has swapped the state in: snapshots, 
       await idle(ctx);
     },
     async (req) => {
+      if (req.leaving) return; // the goodbye when the test stops it
       t.is(req.sidecarId, "sc_test");
       stateAtAck.push(ref.h?.states.at(-1)?.version ?? -1n);
       acks.push(req.version);
@@ -322,6 +324,43 @@ test("a failed Ack is dropped and the stream goes on; a control plane without Ac
   await new Promise((r) => setTimeout(r, 100));
   t.false(off.requests[0]!.acksApplied);
   t.is(acked, 0);
+});
+
+test("stop says goodbye while its stream is still open (an Ack with `leaving` and the version it serves), not counted as an Ack; with acks off, or before any message, it says none", async (t) => {
+  const goodbyes: { version: bigint; streamOpen: boolean }[] = [];
+  let open = 0;
+  const serving = (first: boolean) =>
+    syncPeer(
+      async function* (_req, ctx) {
+        open++;
+        try {
+          if (first) yield snapshot(7n);
+          await idle(ctx);
+        } finally {
+          open--;
+        }
+      },
+      async (req) => {
+        if (req.leaving) goodbyes.push({ version: req.version, streamOpen: open > 0 });
+      },
+    );
+  const h = harnessFor(t, await serving(true));
+  h.client.start();
+  await until(() => h.client.ackStats().sent >= 1);
+  await h.client.stop();
+  t.deepEqual(goodbyes, [{ version: 7n, streamOpen: true }]);
+  t.deepEqual(h.client.ackStats(), { sent: 1, failed: 0 });
+
+  const off = harnessFor(t, await serving(true), EMPTY_STATE, undefined, false);
+  off.client.start();
+  await until(() => off.client.stats().version === 7n);
+  await off.client.stop();
+  const silent = await serving(false);
+  const never = harnessFor(t, silent);
+  never.client.start();
+  await until(() => silent.requests.length >= 1);
+  await never.client.stop();
+  t.is(goodbyes.length, 1, "no other goodbye");
 });
 
 test("spend figures an Ingest acknowledgement carried are raised in the state and persisted; never lowered, never an older day", async (t) => {

@@ -9,7 +9,10 @@
 // snapshots it asked for took longer; audit, session 17). The PINGs still notice a dead connection meanwhile.
 // Once a message's state is swapped in (onState returned: the proxy serves it from its next call on), the
 // version is acknowledged with Sync.Ack, off the stream (ack-sender.ts): a REST write on the control plane
-// answers once the sidecars that ack have applied its change.
+// answers once the sidecars that ack have applied its change. On stop, the sidecar says goodbye (an Ack
+// with `leaving`) before its stream ends: the control plane remembers the sidecars whose stream ended
+// otherwise and makes writes wait, within their limit, for them to reconnect; one that stopped must be
+// forgotten at once rather than waited for.
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { AckRequestSchema, SyncService, WatchRequestSchema, type AgentSpend, type Delta } from "@agentgov/proto";
@@ -23,6 +26,8 @@ export const STALL_MS = 30_000;
 export const FIRST_MESSAGE_MS = 300_000;
 /** An Ack answered later than this is of no use (a write waits at most 2 s for it). */
 export const ACK_TIMEOUT_MS = 2000;
+/** Longest a stopping sidecar waits for its goodbye to be answered (a control plane away must not hold the stop). */
+export const GOODBYE_TIMEOUT_MS = 1000;
 
 export interface SyncEvents {
   onState(s: GovernanceState): void;
@@ -73,6 +78,8 @@ export class SyncClient {
   private readonly firstMessageMs: number;
   private readonly acksApplied: boolean;
   private readonly acks: AckSender;
+  /** A stream of this process delivered messages: the control plane may remember this sidecar (say goodbye on stop). */
+  private streamed = false;
   /** Resolves once the control plane has answered (snapshot, delta or heartbeat). */
   readonly firstSync: Promise<void>;
 
@@ -154,6 +161,7 @@ export class SyncClient {
           this.setConnected(true);
           attempt = 0;
           delivered = true;
+          this.streamed = true;
           if (msg.kind.case === "snapshot") {
             this.counters.snapshots++;
             this.publish(fromSnapshot(msg.version, msg.kind.value));
@@ -222,6 +230,24 @@ export class SyncClient {
     if (next) this.publish({ ...this.state, spend: next }, true);
   }
 
+  /**
+   * Tells the control plane that this sidecar is stopping, while its stream is still open, so that writes
+   * do not wait for it to reconnect. Only a sidecar that acks is waited for, hence only it says goodbye;
+   * one never connected is not remembered. A goodbye that fails (the control plane away, an older one
+   * answers it as an ordinary Ack) costs writes of the tenant at most their time limit for a while.
+   */
+  private async sayGoodbye(): Promise<void> {
+    if (!this.acksApplied || !this.streamed || this.abort.signal.aborted) return;
+    try {
+      await this.client.ack(create(AckRequestSchema, { sidecarId: this.sidecarId, version: this.state.version, leaving: true }), {
+        timeoutMs: GOODBYE_TIMEOUT_MS,
+        headers: { authorization: `Bearer ${this.key}` },
+      });
+    } catch (e) {
+      this.events.onAckError?.(e);
+    }
+  }
+
   private publish(s: GovernanceState, spendOnly = false): void {
     this.state = s;
     this.events.onState(s);
@@ -229,6 +255,7 @@ export class SyncClient {
   }
 
   async stop(): Promise<void> {
+    await this.sayGoodbye();
     this.abort.abort();
     this.acks.clear();
     await this.running;
