@@ -7,7 +7,8 @@
 // this replica) counts once its stream was handed the change (SyncHub.delivered). One indexed query (the
 // tenant's newest change version) plus the wait, bounded by SYNC_DELIVERY_WAIT_MS so that a stuck
 // stream or a silent sidecar never holds the answer. Streams of other replicas are woken by NOTIFY and
-// are not waited for.
+// are not waited for; sidecars whose stream ended without a goodbye (a restart, a drop, a dead replica)
+// are, until they are back and have acked, or are forgotten (sync/remembered.ts).
 import type { Middleware } from "koa";
 import type { Deps } from "../deps.js";
 import type { AppState } from "../state.js";
