@@ -3,13 +3,12 @@
 // participant names. An inbound block policy sees PII there, a redact policy rewrites it in place (the
 // provider gets every other byte as sent), a log policy records it; the trace's prompt and PII findings
 // stay the messages' own. A poisoned tool description raises the injection score; a normal one does not.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import test, { type ExecutionContext } from "ava";
 import { create } from "@bufbuild/protobuf";
 import { AgentSchema, PolicyConditionsSchema, PolicySchema, SnapshotSchema, type Policy, type Trace } from "@agentgov/proto";
 import { DEFAULT_INJECTION_THRESHOLD } from "../policy/injection/index.js";
 import { fromSnapshot } from "../state/governance-state.js";
-import { governanceState, openAiUpstream, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+import { fineAnswer, governanceState, openAiUpstream, startInProcessProxy, startRecordingProxy, type InProcessProxy, type RecordingProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_extras_test_key";
 const AGENT = "agt_01EXTRAS00000000000000000";
@@ -24,36 +23,8 @@ const logSsn = policy("pol_log_ssn", "log", { piiTypes: ["ssn"] });
 const blockInjection = policy("pol_block_injection", "block", { injectionScoreGte: DEFAULT_INJECTION_THRESHOLD });
 const redactKeyword = policy("pol_redact_kw", "redact", { keywords: ["project falcon"] });
 
-/** A JSON answer of each wire format, chosen by the upstream path. */
-function answer(req: IncomingMessage, res: ServerResponse): void {
-  const url = req.url ?? "";
-  let body: unknown;
-  if (url.includes("/v1/messages")) body = { id: "m1", type: "message", role: "assistant", model: "claude-3-5-haiku-latest", content: [{ type: "text", text: "fine" }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } };
-  else if (url.includes(":generateContent")) body = { candidates: [{ content: { role: "model", parts: [{ text: "fine" }] }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } };
-  else if (url.includes("/v2/chat")) body = { id: "c1", finish_reason: "COMPLETE", message: { role: "assistant", content: [{ type: "text", text: "fine" }] }, usage: { billed_units: { input_tokens: 3, output_tokens: 1 } } };
-  else if (url.includes("/v1/responses")) body = { id: "r1", object: "response", status: "completed", model: "gpt-4o-mini", output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "fine", annotations: [] }] }], usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } };
-  else body = { id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
-  res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-interface Setup extends InProcessProxy {
-  received: string[];
-}
-
-async function setup(policies: Policy[]): Promise<Setup> {
-  const received: string[] = [];
-  const proxy = await startInProcessProxy(
-    governanceState({ tenant: "ten_extras", agent: AGENT, key: KEY }, policies),
-    (body, res, req) => {
-      received.push(body.toString());
-      answer(req, res);
-    },
-    (deps) => {
-      for (const p of ["anthropic", "google", "mistral", "cohere"]) deps.baseUrls[p] = deps.baseUrls.openai!;
-    },
-  );
-  return { ...proxy, received };
+async function setup(policies: Policy[]): Promise<RecordingProxy> {
+  return startRecordingProxy(governanceState({ tenant: "ten_extras", agent: AGENT, key: KEY }, policies));
 }
 
 async function post(url: string, path: string, body: string): Promise<{ status: number; text: string }> {
@@ -392,7 +363,7 @@ test("without any policy the findings outside the prompt are recorded (as the pr
 });
 
 test("an agent without PII detection records no findings and no input_extras", async (t) => {
-  const s = await startInProcessProxy(stateWith({ piiDetection: false }), (_b, res, req) => answer(req, res));
+  const s = await startInProcessProxy(stateWith({ piiDetection: false }), (_b, res, req) => fineAnswer(req, res));
   try {
     t.is((await post(s.url, OPENAI.path, toolWithSsn())).status, 200);
     const trace = await traceOf(s, 1);
@@ -405,7 +376,7 @@ test("an agent without PII detection records no findings and no input_extras", a
 });
 
 test("a rate-limited call records the findings outside the prompt", async (t) => {
-  const s = await startInProcessProxy(stateWith({ rateLimit: 1 }), (_b, res, req) => answer(req, res));
+  const s = await startInProcessProxy(stateWith({ rateLimit: 1 }), (_b, res, req) => fineAnswer(req, res));
   try {
     t.is((await post(s.url, OPENAI.path, toolWithSsn())).status, 200);
     const r = await post(s.url, OPENAI.path, toolWithSsn());

@@ -1,11 +1,10 @@
 // PII split across two text parts, through the real handler: the model reads `My SSN is 536-22` and
 // `-8741` as one, so a block policy refuses the call, a redact policy rewrites both pieces (no part left
 // empty: providers refuse empty text parts), and the trace records and masks the finding.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
-import { governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+import { governanceState, startRecordingProxy, type InProcessProxy, type RecordingProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_split_test_key";
 const AGENT = "agt_01SPL1TP11000000000000000";
@@ -13,28 +12,8 @@ const AGENT = "agt_01SPL1TP11000000000000000";
 const policy = (id: string, action: string): Policy =>
   create(PolicySchema, { id, name: id, status: "active", action, priority: 1, conditions: create(PolicyConditionsSchema, { direction: "inbound", piiTypes: ["ssn"] }) });
 
-function answer(req: IncomingMessage, res: ServerResponse): void {
-  const anthropic = (req.url ?? "").includes("/v1/messages");
-  const body = anthropic
-    ? { id: "m1", type: "message", role: "assistant", model: "claude-3-5-haiku-latest", content: [{ type: "text", text: "fine" }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } }
-    : { id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
-  res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-async function setup(policies: Policy[]): Promise<InProcessProxy & { received: string[] }> {
-  const received: string[] = [];
-  const proxy = await startInProcessProxy(
-    governanceState({ tenant: "ten_split", agent: AGENT, key: KEY }, policies),
-    (body, res, req) => {
-      received.push(body.toString());
-      answer(req, res);
-    },
-    (deps) => {
-      deps.baseUrls.anthropic = deps.baseUrls.openai!;
-    },
-  );
-  return { ...proxy, received };
+async function setup(policies: Policy[]): Promise<RecordingProxy> {
+  return startRecordingProxy(governanceState({ tenant: "ten_split", agent: AGENT, key: KEY }, policies));
 }
 
 async function post(url: string, path: string, body: unknown): Promise<number> {

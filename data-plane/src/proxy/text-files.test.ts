@@ -3,11 +3,10 @@
 // `data:text/plain;base64,` URL. The text they encode is prompt text: an inbound block policy on SSNs
 // refuses the call (nothing forwarded), a redact policy sends the base64 of the redacted text (every
 // other byte as sent), and a body with nothing to redact goes as received, byte for byte.
-import type { IncomingMessage, ServerResponse } from "node:http";
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
 import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
-import { governanceState, startInProcessProxy, type InProcessProxy } from "./testing/in-process-proxy.js";
+import { governanceState, startRecordingProxy, type InProcessProxy, type RecordingProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_textfiles_test_key";
 const AGENT = "agt_01TEXTFILES0000000000000";
@@ -21,34 +20,8 @@ const redactSsn = policy("pol_redact_ssn", "redact");
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 
-/** A JSON answer of each wire format, chosen by the upstream path. */
-function answer(req: IncomingMessage, res: ServerResponse): void {
-  const url = req.url ?? "";
-  let body: unknown;
-  if (url.includes("/v1/messages")) body = { id: "m1", type: "message", role: "assistant", model: "claude-3-5-haiku-latest", content: [{ type: "text", text: "fine" }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } };
-  else if (url.includes("/v1/responses")) body = { id: "r1", object: "response", status: "completed", model: "gpt-4o-mini", output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "fine", annotations: [] }] }], usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } };
-  else body = { id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
-  res.writeHead(200, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
-}
-
-interface Setup extends InProcessProxy {
-  received: string[];
-}
-
-async function setup(policies: Policy[]): Promise<Setup> {
-  const received: string[] = [];
-  const proxy = await startInProcessProxy(
-    governanceState({ tenant: "ten_textfiles", agent: AGENT, key: KEY }, policies),
-    (body, res, req) => {
-      received.push(body.toString());
-      answer(req, res);
-    },
-    (deps) => {
-      deps.baseUrls.anthropic = deps.baseUrls.openai!;
-    },
-  );
-  return { ...proxy, received };
+async function setup(policies: Policy[]): Promise<RecordingProxy> {
+  return startRecordingProxy(governanceState({ tenant: "ten_textfiles", agent: AGENT, key: KEY }, policies));
 }
 
 async function post(url: string, path: string, body: string): Promise<{ status: number; text: string }> {

@@ -48,6 +48,40 @@ export function openAiUpstream(body: Buffer, res: ServerResponse): void {
   }
 }
 
+/** A JSON answer "fine" (3 + 1 tokens) in the wire format the upstream path names: Anthropic messages, Gemini, Cohere v2, the Responses API, else OpenAI chat. */
+export function fineAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? "";
+  let body: unknown;
+  if (url.includes("/v1/messages")) body = { id: "m1", type: "message", role: "assistant", model: "claude-3-5-haiku-latest", content: [{ type: "text", text: "fine" }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } };
+  else if (url.includes(":generateContent")) body = { candidates: [{ content: { role: "model", parts: [{ text: "fine" }] }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1, totalTokenCount: 4 } };
+  else if (url.includes("/v2/chat")) body = { id: "c1", finish_reason: "COMPLETE", message: { role: "assistant", content: [{ type: "text", text: "fine" }] }, usage: { billed_units: { input_tokens: 3, output_tokens: 1 } } };
+  else if (url.includes("/v1/responses")) body = { id: "r1", object: "response", status: "completed", model: "gpt-4o-mini", output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "fine", annotations: [] }] }], usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } };
+  else body = { id: "c1", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "fine" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+export interface RecordingProxy extends InProcessProxy {
+  /** Each body the upstream received, in order. */
+  received: string[];
+}
+
+/** The handler with `state` in front of one upstream for all five providers, which records each body and answers fineAnswer. */
+export async function startRecordingProxy(state: GovernanceState): Promise<RecordingProxy> {
+  const received: string[] = [];
+  const proxy = await startInProcessProxy(
+    state,
+    (body, res, req) => {
+      received.push(body.toString());
+      fineAnswer(req, res);
+    },
+    (deps) => {
+      for (const p of ["anthropic", "google", "mistral", "cohere"]) deps.baseUrls[p] = deps.baseUrls.openai!;
+    },
+  );
+  return { ...proxy, received };
+}
+
 export interface InProcessProxy {
   url: string;
   traces: Trace[];
