@@ -2,18 +2,11 @@
 // which gRPC clients and retry policies treat as a fault, not as "try again"). A whole control plane on
 // a real Postgres cut off through a relay; the trace store's outage is mapped the same way.
 import test from "ava";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { startControlPlaneBehindRelay } from "../../../test/harness/control-plane-behind-relay.js";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { AckRequestSchema, IngestService, SyncService, UploadRequestSchema, WatchRequestSchema, type UploadRequest } from "@agentgov/proto";
-import { createTestDatabase, uniqueName } from "../../../test/harness/databases.js";
-import { CuttableRelay, freePort } from "../../../test/harness/cuttable-relay.js";
-import { loadControlPlaneConfig } from "../config/env.js";
-import { generateApiKey } from "../domain/api-keys.js";
-import { startControlPlane, type ControlPlane } from "../main.js";
 import { TraceStoreError } from "../stores/clickhouse/errors.js";
 import { unavailableError } from "./unavailable.js";
 
@@ -31,27 +24,9 @@ async function codeOf(call: () => Promise<unknown>): Promise<Code | "OK"> {
 
 test("a control plane cut off from Postgres answers UNAVAILABLE on Sync.Watch, Sync.Ack and Ingest.Upload, and serves again once it is back", async (t) => {
   t.timeout(90_000);
-  const target = new URL(await createTestDatabase());
-  const relay = new CuttableRelay(await freePort(), { host: target.hostname, port: Number(target.port || 5432) });
-  await relay.up();
-  const viaRelay = new URL(target);
-  viaRelay.hostname = "127.0.0.1";
-  viaRelay.port = String(relay.port);
-  const dataDir = mkdtempSync(join(tmpdir(), "agentgov-grpc-pg-down-"));
-  const adminKey = generateApiKey("api");
-  let cp: ControlPlane | undefined;
+  const h = await startControlPlaneBehindRelay();
+  const { cp, relay, adminKey } = h;
   try {
-    cp = await startControlPlane(
-      loadControlPlaneConfig({
-        DATA_DIR: dataDir,
-        DATABASE_URL: viaRelay.toString(),
-        CLICKHOUSE_DATABASE: uniqueName("agentgov"),
-        PORT: "0",
-        GRPC_PORT: "0",
-        BOOTSTRAP_API_KEY: adminKey,
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
-      }),
-    );
     const transport = createGrpcTransport({ baseUrl: cp.grpcUrl });
     const headers = { authorization: `Bearer ${adminKey}` };
     const sync = createClient(SyncService, transport);
@@ -92,10 +67,7 @@ test("a control plane cut off from Postgres answers UNAVAILABLE on Sync.Watch, S
     t.is(code, "OK", "Sync serves again");
     t.is(await codeOf(upload), "OK", "Ingest serves again");
   } finally {
-    await relay.up().catch(() => undefined);
-    await cp?.stop();
-    await relay.down();
-    rmSync(dataDir, { recursive: true, force: true });
+    await h.stop();
   }
 });
 

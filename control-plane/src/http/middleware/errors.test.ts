@@ -4,17 +4,12 @@
 // SDK retries a 503 for every method. Other SQL errors map as before. No store is mocked: the
 // database is a real one, cut off through a TCP relay, or a port with nothing listening.
 import test from "ava";
+import { startControlPlaneBehindRelay } from "../../../../test/harness/control-plane-behind-relay.js";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Koa from "koa";
 import Router from "@koa/router";
 import { createTestDatabase, uniqueName } from "../../../../test/harness/databases.js";
-import { CuttableRelay as Relay, freePort } from "../../../../test/harness/cuttable-relay.js";
-import { loadControlPlaneConfig } from "../../config/env.js";
-import { generateApiKey } from "../../domain/api-keys.js";
-import { startControlPlane, type ControlPlane } from "../../main.js";
+import { freePort } from "../../../../test/harness/cuttable-relay.js";
 import { openDb, type Db } from "../../stores/postgres/db.js";
 import { ServerEngine } from "../../stores/clickhouse/engine-server.js";
 import { sql } from "../../stores/clickhouse/sql-literal.js";
@@ -232,27 +227,9 @@ test.serial("a ClickHouse server that cannot be reached answers 503 with Retry-A
 
 test.serial("a control plane cut off from Postgres answers 503 on REST reads and writes, and serves again once it is back", async (t) => {
   t.timeout(90_000);
-  const target = new URL(await createTestDatabase());
-  const relay = new Relay(await freePort(), { host: target.hostname, port: Number(target.port || 5432) });
-  await relay.up();
-  const viaRelay = new URL(target);
-  viaRelay.hostname = "127.0.0.1";
-  viaRelay.port = String(relay.port);
-  const dataDir = mkdtempSync(join(tmpdir(), "agentgov-pg-down-"));
-  const adminKey = generateApiKey("api");
-  let cp: ControlPlane | undefined;
+  const h = await startControlPlaneBehindRelay();
+  const { cp, relay, adminKey } = h;
   try {
-    cp = await startControlPlane(
-      loadControlPlaneConfig({
-        DATA_DIR: dataDir,
-        DATABASE_URL: viaRelay.toString(),
-        CLICKHOUSE_DATABASE: uniqueName("agentgov"),
-        PORT: "0",
-        GRPC_PORT: "0",
-        BOOTSTRAP_API_KEY: adminKey,
-        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
-      }),
-    );
     const api = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${cp!.restUrl}${path}`, {
         method,
@@ -295,9 +272,6 @@ test.serial("a control plane cut off from Postgres answers 503 on REST reads and
     // A duplicate name is still the 409 it was.
     t.is((await api("POST", "/api/agents", { name: "after" })).status, 409);
   } finally {
-    await relay.up().catch(() => undefined);
-    await cp?.stop();
-    await relay.down();
-    rmSync(dataDir, { recursive: true, force: true });
+    await h.stop();
   }
 });
