@@ -8,7 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { AgentSchema, PolicyConditionsSchema, PolicySchema, SnapshotSchema, type Policy, type Trace } from "@agentgov/proto";
 import { DEFAULT_INJECTION_THRESHOLD } from "../policy/injection/index.js";
 import { fromSnapshot } from "../state/governance-state.js";
-import { fineAnswer, governanceState, openAiUpstream, startInProcessProxy, startRecordingProxy, type InProcessProxy, type RecordingProxy } from "./testing/in-process-proxy.js";
+import { fineAnswer, governanceState, openAiUpstream, startInProcessProxy, startRecordingProxy, traceOf, type RecordingProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_extras_test_key";
 const AGENT = "agt_01EXTRAS00000000000000000";
@@ -34,12 +34,6 @@ async function post(url: string, path: string, body: string): Promise<{ status: 
     body,
   });
   return { status: r.status, text: await r.text() };
-}
-
-async function traceOf(s: InProcessProxy, n: number): Promise<Trace> {
-  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-  if (s.traces.length < n) throw new Error("no trace");
-  return s.traces[n - 1]!;
 }
 
 /** A tool definition's description and one parameter's description, as each wire format writes them. */

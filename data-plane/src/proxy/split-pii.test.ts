@@ -3,8 +3,8 @@
 // empty: providers refuse empty text parts), and the trace records and masks the finding.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
-import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
-import { governanceState, startRecordingProxy, type InProcessProxy, type RecordingProxy } from "./testing/in-process-proxy.js";
+import { PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
+import { governanceState, startRecordingProxy, traceOf, type RecordingProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_split_test_key";
 const AGENT = "agt_01SPL1TP11000000000000000";
@@ -24,12 +24,6 @@ async function post(url: string, path: string, body: unknown): Promise<number> {
   });
   await r.text();
   return r.status;
-}
-
-async function traceOf(s: InProcessProxy, n: number): Promise<Trace> {
-  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-  if (s.traces.length < n) throw new Error("no trace");
-  return s.traces[n - 1]!;
 }
 
 const openAiSplit = { model: "gpt-4o-mini", messages: [{ role: "user", content: [{ type: "text", text: "My SSN is 536-22" }, { type: "text", text: "-8741" }] }] };

@@ -5,8 +5,8 @@
 // other byte as sent), and a body with nothing to redact goes as received, byte for byte.
 import test from "ava";
 import { create } from "@bufbuild/protobuf";
-import { PolicyConditionsSchema, PolicySchema, type Policy, type Trace } from "@agentgov/proto";
-import { governanceState, startRecordingProxy, type InProcessProxy, type RecordingProxy } from "./testing/in-process-proxy.js";
+import { PolicyConditionsSchema, PolicySchema, type Policy } from "@agentgov/proto";
+import { governanceState, startRecordingProxy, traceOf, type RecordingProxy } from "./testing/in-process-proxy.js";
 
 const KEY = "sk_textfiles_test_key";
 const AGENT = "agt_01TEXTFILES0000000000000";
@@ -31,12 +31,6 @@ async function post(url: string, path: string, body: string): Promise<{ status: 
     body,
   });
   return { status: r.status, text: await r.text() };
-}
-
-async function traceOf(s: InProcessProxy, n: number): Promise<Trace> {
-  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-  if (s.traces.length < n) throw new Error("no trace");
-  return s.traces[n - 1]!;
 }
 
 interface Wire {

@@ -61,6 +61,13 @@ export function fineAnswer(req: IncomingMessage, res: ServerResponse): void {
   res.end(JSON.stringify(body));
 }
 
+/** The n-th trace `s` emitted (1-based), once it is there (traces are emitted right after the answer). */
+export async function traceOf(s: InProcessProxy, n: number): Promise<Trace> {
+  for (let i = 0; i < 200 && s.traces.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  if (s.traces.length < n) throw new Error("no trace");
+  return s.traces[n - 1]!;
+}
+
 export interface RecordingProxy extends InProcessProxy {
   /** Each body the upstream received, in order. */
   received: string[];
