@@ -62,8 +62,8 @@ export async function admit(req: IncomingMessage, route: ProxyRoute, state: Gove
 
   // The policies must read the body: one in a content coding (no official SDK sends one) is refused
   // saying so, rather than as "not valid JSON" (QA, session 27), as the control plane does.
-  const coding = firstHeader(req, "content-encoding");
-  if (coding !== undefined && coding.trim().toLowerCase() !== "identity" && coding.trim() !== "") {
+  const coding = firstHeader(req, "content-encoding")?.trim().toLowerCase() ?? "";
+  if (coding !== "" && coding !== "identity") {
     throw new ProxyRefusal(400, "bad_request", `request bodies in a content coding (Content-Encoding: ${coding.slice(0, 40)}) are not accepted: the sidecar's policies must read the body; send it uncompressed`);
   }
   const bodyBytes = await readBody(req);
