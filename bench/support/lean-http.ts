@@ -192,22 +192,27 @@ export function requestBytes(origin: string, path: string, headers: Record<strin
 }
 
 /**
- * An upstream that answers every POST at once with `json` (application/json), or with `sse` as one
- * chunk of a chunked text/event-stream when the body asks for a stream (`"stream":true`).
+ * An upstream that answers every POST at once with `json` (application/json), or, when the body asks for
+ * a stream (`"stream":true`), with a chunked text/event-stream: its first event (`sse.first`) with the
+ * headers at once, the rest of the events in one chunk `sse.restAfterMs` later, as a provider sends its
+ * first event when the first token is ready and the others after it. (Sent all in one write, the first
+ * body byte a proxy forwards would wait for its work on every event of the answer, which no provider's
+ * stream asks of it.)
  */
-export function leanUpstream(json: Buffer, sse: Buffer): Server {
+export function leanUpstream(json: Buffer, sse: { first: Buffer; rest: Buffer; restAfterMs: number }): Server {
   const jsonResponse = Buffer.concat([
     Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${json.length}\r\nx-request-id: req_upstream\r\nconnection: keep-alive\r\n\r\n`, "latin1"),
     json,
   ]);
-  const sseResponse = Buffer.concat([
+  const sseFirst = Buffer.concat([
     Buffer.from(
-      `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\nx-request-id: req_upstream\r\nconnection: keep-alive\r\ntransfer-encoding: chunked\r\n\r\n${sse.length.toString(16)}\r\n`,
+      `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\nx-request-id: req_upstream\r\nconnection: keep-alive\r\ntransfer-encoding: chunked\r\n\r\n${sse.first.length.toString(16)}\r\n`,
       "latin1",
     ),
-    sse,
-    Buffer.from("\r\n0\r\n\r\n", "latin1"),
+    sse.first,
+    Buffer.from("\r\n", "latin1"),
   ]);
+  const sseRest = Buffer.concat([Buffer.from(`${sse.rest.length.toString(16)}\r\n`, "latin1"), sse.rest, Buffer.from("\r\n0\r\n\r\n", "latin1")]);
   return createServer({ noDelay: true }, (socket) => {
     let buf: Buffer = Buffer.alloc(0);
     socket.on("error", () => socket.destroy());
@@ -225,7 +230,11 @@ export function leanUpstream(json: Buffer, sse: Buffer): Server {
         const total = end + 4 + Number(length[1]);
         if (buf.length < total) return;
         const body = buf.subarray(end + 4, total);
-        socket.write(body.includes('"stream":true') ? sseResponse : jsonResponse);
+        if (body.includes('"stream":true')) {
+          // The clients wait for each answer before the next request on a connection (no pipelining).
+          socket.write(sseFirst);
+          setTimeout(() => socket.writable && socket.write(sseRest), sse.restAfterMs);
+        } else socket.write(jsonResponse);
         buf = buf.length === total ? Buffer.alloc(0) : buf.subarray(total);
       }
     });
