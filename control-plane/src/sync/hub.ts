@@ -34,7 +34,8 @@ export const SYNC_DELIVERY_WAIT_MS = 2000;
  * plane restarted) is waited for, from when it was last seen: it retries every ≤ 0.5 s for 30 s after
  * losing a working stream (data-plane sync/backoff.ts FAST_RECONNECT_WINDOW_MS), and the last sign of
  * life of a replica that died may be REPLICA_TOUCH_MS (10 s) older than its end. One killed for good
- * costs the writes of its tenant at most SYNC_DELIVERY_WAIT_MS each for this long, nothing after.
+ * costs its tenant's writes one SYNC_DELIVERY_WAIT_MS: a write that timed out waiting for it makes it
+ * overdue, and no later write waits for it until it is back (remembered.ts).
  */
 export const REMEMBER_MS = 45_000;
 /**
@@ -462,6 +463,8 @@ export class SyncHub {
         clearTimeout(timer);
         this.deliveryWaiters.delete(waiter);
         if (!ok) {
+          // Remembered sidecars still away are overdue: the next writes do not wait for them.
+          this.remembered.timedOut(tenantId, version, since);
           // Streams handed the version that did not ack it in time: the handed rule until their next Ack.
           let marked = false;
           for (const s of this.streams.get(tenantId) ?? []) {

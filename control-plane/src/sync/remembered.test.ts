@@ -84,3 +84,25 @@ test("a sidecar back is dropped backKeepMs after; one lost again is awaited afre
   r.lost(ref("sc_1"), 5);
   t.true(r.holds("ten_1", 6, r.mark()));
 });
+
+test("a timed-out write makes the sidecars that held it overdue (no later write waits for them) until their next Ack; others are untouched", (t) => {
+  const { r } = remembered();
+  r.lost(ref("sc_dead"), 3);
+  r.lost(ref("sc_ahead"), 9);
+  r.lost(ref("sc_other_tenant", "ten_2"), 3);
+  const w = r.mark();
+  t.true(r.holds("ten_1", 5, w));
+  r.timedOut("ten_1", 5, w);
+  t.false(r.holds("ten_1", 5, r.mark()), "sc_dead is overdue");
+  r.forget(ref("sc_ahead"));
+  t.false(r.holds("ten_1", 20, r.mark()), "overdue for later versions too");
+  r.lost(ref("sc_ahead"), 9);
+  t.true(r.holds("ten_1", 20, r.mark()), "a sidecar lost after the timeout is not overdue");
+  t.true(r.holds("ten_2", 5, r.mark()), "another tenant's sidecar is not");
+  t.deepEqual(ids(r), ["sc_ahead", "sc_dead"], "overdue is still remembered");
+  const before = r.mark();
+  r.acked(ref("sc_dead"), 4);
+  t.true(r.holds("ten_1", 5, before), "back after the write began and behind: an Ack clears overdue");
+  r.acked(ref("sc_dead"), 5);
+  t.false(r.holds("ten_1", 5, before));
+});

@@ -8,9 +8,11 @@
 // A remembered sidecar counts as applied for version V once it is back and acknowledged V or later (on a
 // stream of any replica: a new stream's Acks are passed on for a few seconds, hub.ts), or if it had
 // applied V before it went away. It is forgotten when it says goodbye, when its key is revoked, when it
-// was last seen more than `rememberMs` ago (a sidecar killed for good costs writes at most the time
-// limit, for that long), and `backKeepMs` after it came back (it is then an ordinary stream: this
-// replica's stream rules, or another replica's stream, not waited for, as any).
+// was last seen more than `rememberMs` ago, and `backKeepMs` after it came back (it is then an ordinary
+// stream: this replica's stream rules, or another replica's stream, not waited for, as any). One that
+// kept a write waiting until its time limit is overdue (`overdue`): the writes after it do not wait for
+// it until it is back, so a sidecar killed for good (kill -9, OOM, a lost node) costs its tenant's
+// writes one time limit, not one each for `rememberMs`.
 
 /** A sidecar as a Sync stream names it: tenant and key it authenticated with, and the id it chose. */
 export interface SidecarRef {
@@ -43,6 +45,8 @@ interface Absent {
   /** `seq` and time when it was remembered (a reload of the table keeps what came after its query, or just before). */
   readonly bornSeq: number;
   readonly bornAtMs: number;
+  /** A write timed out waiting for it while it was away: no later write waits for it until it is back. */
+  overdue: boolean;
 }
 
 export interface RememberedOptions {
@@ -77,7 +81,7 @@ export class RememberedSidecars {
   lost(ref: SidecarRef, appliedBefore: number, lastSeenMs = this.opts.now()): void {
     const tenant = this.byTenant.get(ref.tenantId) ?? new Map<string, Absent>();
     this.byTenant.set(ref.tenantId, tenant);
-    tenant.set(refKey(ref), { ref, lastSeenMs, appliedBefore, acked: undefined, backSeq: undefined, backAtMs: undefined, bornSeq: this.mark(), bornAtMs: this.opts.now() });
+    tenant.set(refKey(ref), { ref, lastSeenMs, appliedBefore, acked: undefined, backSeq: undefined, backAtMs: undefined, bornSeq: this.mark(), bornAtMs: this.opts.now(), overdue: false });
   }
 
   /** An Ack of the sidecar (on any replica's stream): it is back, with that state. True when it was remembered. */
@@ -88,6 +92,7 @@ export class RememberedSidecars {
     const e = tenant.get(refKey(ref));
     if (!e) return false;
     e.acked = Math.max(e.acked ?? version, version);
+    e.overdue = false;
     if (e.backSeq === undefined) {
       e.backSeq = this.mark();
       e.backAtMs = this.opts.now();
@@ -117,15 +122,28 @@ export class RememberedSidecars {
    * began (one back by then is an ordinary stream).
    */
   holds(tenantId: string, version: number, since: number): boolean {
+    return this.holding(tenantId, version, since).length > 0;
+  }
+
+  /**
+   * A write of `version` that began at `since` reached its time limit: the sidecars that still held it
+   * and are away are overdue, and hold no write from now on until they are back (an Ack clears it).
+   */
+  timedOut(tenantId: string, version: number, since: number): void {
+    for (const e of this.holding(tenantId, version, since)) if (e.backSeq === undefined) e.overdue = true;
+  }
+
+  private holding(tenantId: string, version: number, since: number): Absent[] {
     const tenant = this.byTenant.get(tenantId);
-    if (!tenant) return false;
+    if (!tenant) return [];
     this.expire(tenantId, tenant);
+    const out: Absent[] = [];
     for (const e of tenant.values()) {
-      if (applied(e, version)) continue;
+      if (e.overdue || applied(e, version)) continue;
       if (e.backSeq !== undefined && e.backSeq <= since) continue;
-      return true;
+      out.push(e);
     }
-    return false;
+    return out;
   }
 
   /**
