@@ -247,3 +247,24 @@ test.serial("a stream the provider ends cleanly before response.completed ends w
   t.is(trace.errorCode, "upstream_stream_error");
   t.true(trace.tokensEstimated);
 });
+
+test.serial("an openai SDK whose base URL lacks /v1 (…/v1/proxy/openai, the spec's chat path) reaches chat, the Responses API and embeddings alike, each forwarded to its /v1 endpoint and traced", async (t) => {
+  const agent = await w.agent("responses-base-url-without-v1");
+  const rec = recordingFetch();
+  const openai = new OpenAI({ apiKey: "sk-openai-test", baseURL: `${w.sidecar.url}/v1/proxy/openai`, defaultHeaders: w.serviceHeaders(agent), fetch: rec.fetch, maxRetries: 0 });
+  w.fakes.script({ text: "Fine.", usage: { inputTokens: 12, outputTokens: 2 } });
+  const calls: [string, () => Promise<unknown>][] = [
+    ["/v1/chat/completions", () => openai.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Say fine." }] })],
+    ["/v1/responses", () => openai.responses.create({ model: MODEL, input: "Say fine." })],
+    ["/v1/embeddings", () => openai.embeddings.create({ model: "text-embedding-3-small", input: "Index me." })],
+  ];
+  for (const [path, call] of calls) {
+    const before = w.fakes.requests.length;
+    await call();
+    t.is(w.fakes.requests[before]?.path, path);
+    t.is(rec.last().status, 200, path);
+    const trace = await w.trace(traceIdOf(rec));
+    t.is(trace.status, "success", path);
+    t.is(trace.inputTokens, 12, path);
+  }
+});

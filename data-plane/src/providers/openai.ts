@@ -23,6 +23,7 @@ import {
 import { openAiStyleEmbeddingsAdapter } from "./embeddings/openai-style.js";
 import { resolveResponses } from "./openai-responses.js";
 import { mapGroups, mapSlots, readSlots } from "./text-slots.js";
+import { normalizeSubPath } from "./paths.js";
 import type { ErrorEventOptions, ProviderAdapter } from "./types.js";
 
 /**
@@ -37,7 +38,7 @@ export const openaiAdapter: ProviderAdapter = {
   authHeaders: ["authorization"],
   // The chat path, or the Responses API or embeddings (their targets carry their adapters; tried after
   // chat, so a chat call does no more work than before).
-  resolve: (subPath, search, body) => resolveChatCompletions(subPath, search, body) ?? resolveResponses(subPath, search, body) ?? openaiEmbeddingsAdapter.resolve(subPath, search, body),
+  resolve: (subPath, search, body) => resolveChatCompletions(subPath, search, body) ?? resolveResponses(withV1(subPath), search, body) ?? openaiEmbeddingsAdapter.resolve(withV1(subPath), search, body),
   inputExtrasText: chatInputExtrasText,
   inputExtraSlots: chatInputExtraSlots,
   promptParts: (body) => readSlots(body, chatPromptSlots),
@@ -62,6 +63,15 @@ export const openaiAdapter: ProviderAdapter = {
     return `data: ${JSON.stringify({ error })}\n\n`;
   },
 };
+
+/**
+ * An SDK whose base URL lacks OpenAI's /v1 (…/v1/proxy/openai, where the spec's chat path lives) calls
+ * /responses and /embeddings: they are the same endpoints (upstream, /v1/responses and /v1/embeddings).
+ */
+function withV1(subPath: string): string {
+  const p = normalizeSubPath(subPath);
+  return p === "/responses" || p === "/embeddings" ? `/v1${p}` : subPath;
+}
 
 /** POST /v1/embeddings (embeddings/openai-style.ts). */
 export const openaiEmbeddingsAdapter: ProviderAdapter = openAiStyleEmbeddingsAdapter(openaiAdapter);
