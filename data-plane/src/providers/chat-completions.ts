@@ -9,7 +9,7 @@ import { rangeMapper, type RangeMapper } from "./shift-range.js";
 import { SseParser } from "./sse-parser.js";
 import type { OffsetUnit } from "./text-offsets.js";
 import { nameSlot, pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
-import { argumentSlots, dataUrlTextSlot, joinGroups, pushAll, slot } from "./text-slots.js";
+import { argumentSlots, fileDataTextSlot, joinGroups, pushAll, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
 
@@ -30,8 +30,9 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
  * Input text slots of one message's content: a string, or its parts in order: the `text` of each
  * {type:"text"} part, the text of each {type:"thinking"} part (a Mistral reasoning model's thinking
  * sent back in the history: the model reads it, and nothing signs it, unlike Anthropic's) and the text
- * file of each {type:"file"} part whose `file.file_data` is a base64 data URL of a text MIME type
- * (dataUrlTextSlot: its decoded UTF-8; a PDF or a `file_id` is not read).
+ * file of each {type:"file"} part whose `file.file_data` holds a text file (fileDataTextSlot: a base64
+ * data URL of a text MIME type, or plain base64 of UTF-8 text; its decoded UTF-8; a PDF or a `file_id`
+ * is not read).
  */
 function inputContentSlots(message: JsonObject): TextSlot[] {
   const content = message.content;
@@ -42,7 +43,7 @@ function inputContentSlots(message: JsonObject): TextSlot[] {
     if (part.type === "text" && typeof part.text === "string") slots.push(slot(part, "text"));
     else if (part.type === "thinking") thinkingPartSlots(part, slots);
     else if (part.type === "file" && isObject(part.file)) {
-      const file = dataUrlTextSlot(part.file, "file_data");
+      const file = fileDataTextSlot(part.file, "file_data", part.file.filename);
       if (file) slots.push(file);
     }
   }

@@ -17,7 +17,7 @@ import { SseParser } from "./sse-parser.js";
 import { moveUrlCitations, URL_CITATION_STRINGS } from "./chat-completions.js";
 import { normalizeSearch, normalizeSubPath } from "./paths.js";
 import { pushGroup, schemaSlots, type InputExtraGroup } from "./input-extras.js";
-import { argumentSlots, dataUrlTextSlot, joinGroups, mapGroups, mapSlots, pushAll, readSlots, slot } from "./text-slots.js";
+import { argumentSlots, fileDataTextSlot, joinGroups, mapGroups, mapSlots, pushAll, readSlots, slot } from "./text-slots.js";
 import type { TextSlot } from "./text-slots.js";
 import type { ErrorEventOptions, ProviderAdapter, ResponseFacts, StreamObserver, ToolCallFact, UpstreamTarget, Usage } from "./types.js";
 
@@ -43,8 +43,8 @@ export function resolveResponses(subPath: string, search: string, body: unknown)
 
 /**
  * Text slots of a content field: a string, or the text of each text part (refusal parts by their
- * `refusal`; an `input_file` part by its `file_data` when that is a base64 data URL of a text MIME type,
- * read as the UTF-8 it encodes: dataUrlTextSlot).
+ * `refusal`; an `input_file` part by its `file_data` when that holds a text file, a base64 data URL of a
+ * text MIME type or plain base64 of UTF-8 text, read as the UTF-8 it encodes: fileDataTextSlot).
  */
 function contentSlots(holder: JsonObject, key: string): TextSlot[] {
   const content = holder[key];
@@ -55,7 +55,7 @@ function contentSlots(holder: JsonObject, key: string): TextSlot[] {
     if (typeof part.type === "string" && TEXT_PARTS.has(part.type) && typeof part.text === "string") slots.push(slot(part, "text"));
     else if (part.type === "refusal" && typeof part.refusal === "string") slots.push(slot(part, "refusal"));
     else if (part.type === "input_file") {
-      const file = dataUrlTextSlot(part, "file_data");
+      const file = fileDataTextSlot(part, "file_data", part.filename);
       if (file) slots.push(file);
     }
   }
@@ -178,7 +178,7 @@ function promptVariableSlots(body: JsonObject): TextSlot[] {
     if (typeof v === "string") slots.push(slot(variables, k));
     else if (isObject(v) && v.type === "input_text" && typeof v.text === "string") slots.push(slot(v, "text"));
     else if (isObject(v) && v.type === "input_file") {
-      const file = dataUrlTextSlot(v, "file_data");
+      const file = fileDataTextSlot(v, "file_data", v.filename);
       if (file) slots.push(file);
     }
   }

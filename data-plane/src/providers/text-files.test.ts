@@ -8,7 +8,7 @@ import { anthropicAdapter } from "./anthropic.js";
 import { mistralAdapter } from "./mistral.js";
 import { openaiAdapter } from "./openai.js";
 import { openaiResponsesAdapter } from "./openai-responses.js";
-import { dataUrlTextSlot } from "./text-slots.js";
+import { dataUrlTextSlot, fileDataTextSlot } from "./text-slots.js";
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64");
 const redactSsn = (s: string) => s.replace("536-22-8741", "[REDACTED:ssn]");
@@ -61,6 +61,23 @@ test("anthropic: a base64 document of a text media_type is input text where it s
   t.deepEqual(anthropicAdapter.mapPromptText(body, (s) => s), original, "nothing changed: every byte kept");
 });
 
+test("fileDataTextSlot: plain base64 of UTF-8 text is a text file under any name but a PDF's or PostScript's; binary bytes, invalid UTF-8 and what is no base64 are no slot; a data URL follows dataUrlTextSlot", (t) => {
+  const holder: Record<string, unknown> = { a: b64("notes 536-22-8741\r\n\tindented\f"), u: Buffer.from("ünïcode ✓").toString("base64url") };
+  const s = fileDataTextSlot(holder, "a", "notes.md");
+  t.is(s?.get(), "notes 536-22-8741\r\n\tindented\f");
+  s?.set(redactSsn(s.get()));
+  t.is(holder.a, b64("notes [REDACTED:ssn]\r\n\tindented\f"), "the base64 of the redacted text, no prefix");
+  t.is(fileDataTextSlot(holder, "u", undefined)?.get(), "ünïcode ✓", "URL-safe base64, no filename");
+  t.is(fileDataTextSlot({ x: `data:text/plain;base64,${b64("via data url")}` }, "x", "a.txt")?.get(), "via data url");
+  t.is(fileDataTextSlot({ x: `data:application/pdf;base64,${pdf}` }, "x", "a.pdf"), undefined);
+  const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).toString("base64");
+  const nul = b64("text\u0000with a NUL");
+  const latin1 = Buffer.from("caf\xe9", "latin1").toString("base64");
+  for (const [x, name] of [[pdf, "scan.pdf"], [b64("%!PS-Adobe-3.0 536-22-8741"), "doc.PS"], [png, "image.png"], [nul, "a.txt"], [latin1, "a.txt"], ["not base64!", "a.txt"], ["", "a.txt"], [7, "a.txt"]] as const) {
+    t.is(fileDataTextSlot({ x }, "x", name), undefined, `${String(x)} ${name}`);
+  }
+});
+
 test("openai chat: a file part whose file_data is a base64 data URL of a text type is input text; a redaction keeps the data-URL prefix; PDFs and file ids are no text", (t) => {
   const txt = `data:text/plain;base64,${b64("SSN 536-22-8741")}`;
   const body = {
@@ -74,21 +91,25 @@ test("openai chat: a file part whose file_data is a base64 data URL of a text ty
           { type: "file", file: { filename: "a.txt", file_data: txt } },
           { type: "file", file: { filename: "c.pdf", file_data: `data:application/pdf;base64,${pdf}` } },
           { type: "file", file: { file_id: "file-abc" } },
+          { type: "file", file: { filename: "raw.csv", file_data: b64("ssn\n536-22-8741") } },
+          { type: "file", file: { filename: "raw.pdf", file_data: pdf } },
         ],
       },
     ],
   };
   const original = structuredClone(body);
-  t.deepEqual(openaiAdapter.promptParts(body), ["sys", "rules", "read this", "SSN 536-22-8741"]);
+  t.deepEqual(openaiAdapter.promptParts(body), ["sys", "rules", "read this", "SSN 536-22-8741", "ssn\n536-22-8741"]);
   t.is(openaiAdapter.systemText(body), "sys\n\nrules");
   const mapped = openaiAdapter.mapPromptText(body, redactSsn) as typeof body;
   const parts = mapped.messages[1]!.content as { file?: { filename?: string; file_data?: string } }[];
   t.deepEqual(parts[1], { type: "file", file: { filename: "a.txt", file_data: `data:text/plain;base64,${b64("SSN [REDACTED:ssn]")}` } });
-  t.deepEqual(parts.slice(2), original.messages[1]!.content.slice(2), "a PDF and a file id are untouched");
+  t.deepEqual(parts.slice(2, 4), original.messages[1]!.content.slice(2, 4), "a PDF and a file id are untouched");
+  t.deepEqual(parts[4], { type: "file", file: { filename: "raw.csv", file_data: b64("ssn\n[REDACTED:ssn]") } }, "plain base64: its redacted text's base64");
+  t.deepEqual(parts[5], original.messages[1]!.content[5], "a PDF in plain base64 is untouched");
   t.deepEqual(body, original, "the original is untouched");
   t.deepEqual(openaiAdapter.mapPromptText(body, (s) => s), original, "nothing changed: every byte kept");
   // The shared chat format: Mistral reads the same part the same way.
-  t.deepEqual(mistralAdapter.promptParts(body), ["sys", "rules", "read this", "SSN 536-22-8741"]);
+  t.deepEqual(mistralAdapter.promptParts(body), ["sys", "rules", "read this", "SSN 536-22-8741", "ssn\n536-22-8741"]);
 });
 
 test("openai responses: an input_file whose file_data is a base64 data URL of a text type is input text (messages, function outputs, prompt variables); PDFs and file ids are no text", (t) => {

@@ -50,12 +50,11 @@ class NumberSlot implements TextSlot {
  * of the redacted text's UTF-8 in its place (after the same prefix), and only a redaction writes.
  */
 class Base64TextSlot implements TextSlot {
-  private decoded: string | undefined;
-
   constructor(
     private readonly container: Record<string | number, unknown>,
     private readonly key: string | number,
     private readonly prefix: string,
+    private decoded?: string,
   ) {}
 
   get(): string {
@@ -99,6 +98,37 @@ export function dataUrlTextSlot(container: JsonObject | unknown[], key: string |
   const params = value.slice(5, comma).split(";");
   if (params.pop()?.trim().toLowerCase() !== "base64" || !isTextMime(params[0])) return undefined;
   return new Base64TextSlot(container as Record<string | number, unknown>, key, value.slice(0, comma + 1));
+}
+
+/** Base64 (standard or URL-safe alphabet, padded or not, line breaks allowed), nothing else. */
+const BASE64 = /^[A-Za-z0-9+/\-_\r\n]+={0,2}$/;
+/** Control characters no text file holds (tab, line feed, form feed and carriage return are text). */
+const BINARY_CONTROL = /[\x00-\x08\x0b\x0e-\x1f\x7f]/;
+/** Document formats whose source may be ASCII yet is no text the model reads as such (a redaction would break them). */
+const NOT_TEXT_NAME = /\.(pdf|ps|eps|ai)$/i;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A slot for an OpenAI `file_data` (container[key]) that holds a text file: a base64 data URL of a text
+ * MIME type (dataUrlTextSlot), or plain base64 (the API takes the file's type from `filename` then)
+ * whose bytes are UTF-8 text: valid UTF-8 without binary control characters, in a file not named as a
+ * PDF or PostScript document. Sniffed rather than looked up by extension: a text file under any name
+ * the model reads as text carries its PII all the same, and a binary file (an image, a PDF's compressed
+ * streams, a docx) is never valid control-free UTF-8. Undefined for anything else.
+ */
+export function fileDataTextSlot(container: JsonObject, key: string, filename: unknown): TextSlot | undefined {
+  const value = container[key];
+  if (typeof value !== "string" || value.length === 0) return undefined;
+  if (value.slice(0, 5).toLowerCase() === "data:") return dataUrlTextSlot(container, key);
+  if (!BASE64.test(value) || (typeof filename === "string" && NOT_TEXT_NAME.test(filename))) return undefined;
+  let text: string;
+  try {
+    text = strictUtf8.decode(Buffer.from(value, "base64"));
+  } catch {
+    return undefined;
+  }
+  if (text === "" || BINARY_CONTROL.test(text)) return undefined;
+  return new Base64TextSlot(container as Record<string, unknown>, key, "", text);
 }
 
 /** A slot for container[key], which the caller has checked holds a string. */

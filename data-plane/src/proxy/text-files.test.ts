@@ -1,6 +1,6 @@
 // Text files sent as base64 through the real handler: an Anthropic `document` with a base64 `text/plain`
 // source, an OpenAI Chat Completions `file` part and a Responses API `input_file` whose `file_data` is a
-// `data:text/plain;base64,` URL. The text they encode is prompt text: an inbound block policy on SSNs
+// `data:text/plain;base64,` URL or plain base64. The text they encode is prompt text: an inbound block policy on SSNs
 // refuses the call (nothing forwarded), a redact policy sends the base64 of the redacted text (every
 // other byte as sent), and a body with nothing to redact goes as received, byte for byte.
 import test from "ava";
@@ -55,6 +55,16 @@ const WIRES: Wire[] = [
     name: "openai responses input_file (file_data data URL)",
     path: "openai/v1/responses",
     body: (d) => `{"model":"gpt-4o-mini","input":[{"role":"user","content":[{"type":"input_file","filename":"customer.txt","file_data":"data:text/plain;base64,${d}"},{"type":"input_text","text":"read the file"}]}]}`,
+  },
+  {
+    name: "openai chat file part (file_data plain base64)",
+    path: "openai/v1/chat/completions",
+    body: (d) => `{"model":"gpt-4o-mini","messages":[{"role":"user","content":[{"type":"file","file":{"filename":"customer.txt","file_data":"${d}"}},{"type":"text","text":"read the file"}]}]}`,
+  },
+  {
+    name: "openai responses input_file (file_data plain base64)",
+    path: "openai/v1/responses",
+    body: (d) => `{"model":"gpt-4o-mini","input":[{"role":"user","content":[{"type":"input_file","filename":"customer.txt","file_data":"${d}"},{"type":"input_text","text":"read the file"}]}]}`,
   },
 ];
 

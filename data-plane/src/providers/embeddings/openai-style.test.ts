@@ -10,13 +10,15 @@ const chats = [
   ["mistral", mistralAdapter, mistralEmbeddingsAdapter],
 ] as const;
 
-test("resolve: /v1/embeddings (query kept) resolves to the provider's embeddings adapter; other paths stay ungoverned", (t) => {
+test("resolve: /v1/embeddings (query kept) resolves to the provider's embeddings adapter (and openai's /embeddings); other paths stay ungoverned", (t) => {
   for (const [name, chat, embeddings] of chats) {
     const target = chat.resolve("/v1/embeddings", "?x=1", { model: "m-embed", input: "hello" });
     t.deepEqual(target, { path: "/v1/embeddings?x=1", model: "m-embed", stream: false, adapter: embeddings }, name);
     t.is(chat.resolve("//v1/embeddings/", "", { input: ["a"] })?.adapter, embeddings, `${name}: path normalised`);
     t.is(chat.resolve("/v1/embeddings", "", {})?.model, "", `${name}: no model named`);
-    for (const path of ["/embeddings", "/v1/embeddings/abc", "/v2/embeddings", "/v1/embedding"]) t.is(chat.resolve(path, "", { input: "x" }), null, `${name} ${path}`);
+    for (const path of ["/v1/embeddings/abc", "/v2/embeddings", "/v1/embedding"]) t.is(chat.resolve(path, "", { input: "x" }), null, `${name} ${path}`);
+    // An openai SDK whose base URL lacks /v1 calls /embeddings: the same endpoint. Mistral's SDK names /v1 itself.
+    t.is(chat.resolve("/embeddings", "", { input: "x" })?.path, name === "openai" ? "/v1/embeddings" : undefined, `${name} /embeddings`);
     t.is(chat.resolve("/v1/chat/completions", "", { model: "c" })?.adapter, undefined, `${name}: chat stays the chat adapter's`);
   }
 });
