@@ -27,7 +27,14 @@ function harness(spendDelayMs: number) {
   const dir = mkdtempSync(join(tmpdir(), "agentgov-snapshot-"));
   const path = join(dir, "snapshot.bin");
   const errors: unknown[] = [];
-  return { path, errors, writer: new SnapshotWriter(path, (e) => errors.push(e), spendDelayMs), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const writer = new SnapshotWriter(path, (e) => errors.push(e), spendDelayMs);
+  // The worker is ended before its directory goes: a test that plays a kill (no flush) may leave it
+  // writing, and a file it creates during the removal fails the rmdir (ENOTEMPTY).
+  const cleanup = async () => {
+    await writer.flush().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { path, errors, writer, cleanup };
 }
 
 test("a spend-only change waits for the spend delay, then is written", async (t) => {
