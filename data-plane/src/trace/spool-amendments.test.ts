@@ -7,7 +7,7 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { QualityScoreSchema, SpanSchema, TraceSchema, type Trace } from "@agentgov/proto";
 import type { TraceAmendment } from "./queue.js";
 import { AMENDMENT_WRITE_DELAY_MS, DurableSpool } from "./spool.js";
-import { encodeRecord, scanRecords } from "./spool-format.js";
+import { encodeRecord, HEADER_BYTES, scanRecords } from "./spool-format.js";
 import { logSink, segmentFiles, segmentFilesFailing, tmp, trace } from "./testing/spool-fixtures.js";
 
 const scores = (i: number): TraceAmendment => ({
@@ -133,5 +133,23 @@ test("a damaged amendment is quarantined and its trace replayed without it; an a
   t.deepEqual(decoded(await r.peek(10, new Set())), [a, amended(b, scores(2))]);
   t.is(r.stats().quarantinedRanges, 2);
   t.deepEqual(lines.filter((l) => l.level === "error").map((l) => (l.obj as { reason: string }).reason), ["damaged record", "amendment without a trace id"]);
+  await r.close();
+});
+
+test("the bytes the spool keeps until acknowledged are buffers of their own (a pooled slice kept an 8 KiB slab of other garbage alive), from memory and read back from disk", async (t) => {
+  const dir = dirFor(t);
+  const s = await DurableSpool.open({ dir, log: logSink().log, resolveOn: "write" });
+  const xs = Array.from({ length: 4 }, (_, i) => trace(i));
+  for (const x of xs) s.append(x);
+  await s.flush();
+  const own = (p: Uint8Array) => p.buffer.byteLength <= p.byteLength + HEADER_BYTES;
+  const fromMemory = await s.peek(100, new Set());
+  t.is(fromMemory.length, 4);
+  t.true(fromMemory.every((x) => x.payload.length < Buffer.poolSize / 2 && own(x.payload)), "records written from memory");
+  await s.close();
+  const r = await DurableSpool.open({ dir, log: logSink().log, cacheBytes: 0 });
+  const fromDisk = await r.peek(100, new Set());
+  t.is(fromDisk.length, 4);
+  t.true(fromDisk.every((x) => own(x.payload)), "records read back from their segment");
   await r.close();
 });

@@ -14,6 +14,23 @@ export const HEADER_BYTES = 12;
 /** Larger than any trace the proxy can build (10 MiB body limit, prompt + completion + metadata). */
 export const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The parts joined into a buffer of its own: Buffer.concat and Buffer.from slice small results out of
+ * Node's shared pool, and bytes the spool keeps until an acknowledgement must not hold a pool slab
+ * (encodeTrace says why).
+ */
+export function concatOwn(parts: readonly Uint8Array[]): Buffer {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = Buffer.allocUnsafeSlow(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 export function encodeRecord(payload: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
   out.writeUInt32LE(RECORD_MAGIC, 0);

@@ -28,7 +28,7 @@ import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { create, TraceSchema, type Trace } from "@agentgov/proto";
 import type { SpooledTrace, SpoolStats, TraceAmendment, TraceQueue } from "./queue.js";
-import { amendmentParts, decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
+import { amendmentParts, concatOwn, decodeRecord, encodeRecord, HEADER_BYTES, scanRecords, sealRecord, traceKeyFields } from "./spool-format.js";
 import { encodeTrace } from "./trace-encoding.js";
 import { releaseLockFile, takeLockFile } from "./lock-holder.js";
 
@@ -401,7 +401,7 @@ export class DurableSpool implements TraceQueue {
     }
     const e = this.index.get(parts.id);
     // copied: a view would keep the whole segment's bytes alive
-    if (e) e.extra = e.extra ? Buffer.concat([e.extra, parts.fields]) : Buffer.from(parts.fields);
+    if (e) e.extra = concatOwn(e.extra ? [e.extra, parts.fields] : [parts.fields]);
   }
 
   private deleteSegmentFiles(seg: Segment): void {
@@ -481,7 +481,7 @@ export class DurableSpool implements TraceQueue {
     if (!e || this.closed) return;
     const record = encodeAmendment(id, fields);
     const added = amendmentParts(record.subarray(HEADER_BYTES))!.fields;
-    e.extra = e.extra ? Buffer.concat([e.extra, added]) : added;
+    e.extra = e.extra ? concatOwn([e.extra, added]) : added;
     if (e.offset < 0 || e.memoryOnly || this.retryPending) return;
     this.pendingAmendments.push(record);
     if (this.amendmentTimer === undefined) {
@@ -823,7 +823,7 @@ export class DurableSpool implements TraceQueue {
     const seg = e.seg;
     if (seg.deleted) return undefined;
     seg.readFh ??= open(seg.path, "r");
-    const buf = Buffer.allocUnsafe(e.length);
+    const buf = Buffer.allocUnsafeSlow(e.length); // kept until acknowledged: not a pool slice (concatOwn)
     try {
       const fh = await seg.readFh;
       const { bytesRead } = await fh.read(buf, 0, e.length, e.offset);

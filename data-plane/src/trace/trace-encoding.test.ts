@@ -191,3 +191,12 @@ test("values the types cannot encode throw a typed error (toBinary throws too)",
     t.is(e?.code, "trace_encoding_invalid_field");
   }
 });
+
+test("a small trace's bytes are a buffer of their own, not a slice of Node's shared 8 KiB pool (the spool keeps them until acknowledged)", (t) => {
+  const tr = create(TraceSchema, { id: "trc_small", tenantId: "ten_1", timestampMs: 1n });
+  for (const headroom of [0, 12]) {
+    const got = encodeTrace(tr, headroom);
+    t.true(got.length < Buffer.poolSize / 2, "small enough that Buffer.allocUnsafe would have pooled it");
+    t.is(got.buffer.byteLength, got.length, `headroom ${headroom}: its ArrayBuffer holds only the record`);
+  }
+});

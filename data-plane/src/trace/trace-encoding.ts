@@ -497,7 +497,12 @@ export function encodeTrace(t: Trace, headroom = 0): Buffer {
   }
   li = 0;
   const size = traceSize(t, ts);
-  const out = Buffer.allocUnsafe(headroom + size);
+  // A buffer of its own, not a slice of Node's shared 8 KiB pool (Buffer.allocUnsafe): the spool keeps a
+  // trace's record until the control plane acknowledges it (~110 ms at 1,000 rps), and a pooled record
+  // kept the whole slab — the request's other, short-lived buffers with it — alive across a minor GC,
+  // which left ~6 KB of ArrayBuffer per request to the old generation. Those ~6 MB/s started a full GC
+  // ("external memory pressure") every ~15 s, each stalling the proxy 25–35 ms. docs/decisions.md.
+  const out = Buffer.allocUnsafeSlow(headroom + size);
   buf = out;
   pos = headroom;
   li = 0;
