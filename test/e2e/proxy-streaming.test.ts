@@ -305,6 +305,37 @@ test.serial("a provider's own mid-stream error event is passed through and the t
   t.is(trace.errorCode, "upstream_stream_error");
 });
 
+test.serial("Mistral's own failure, a chunk finishing with \"error\" then [DONE], passes unchanged; the trace is an error with the stream's usage", async (t) => {
+  const script = { text: "Half an answer before Mistral fails.", finishReason: "error", usage: { inputTokens: 44, outputTokens: 9 } };
+  const req = nativeRequest("mistral", { stream: true });
+  w.fakes.script(script);
+  const direct = await rawRequest(`${w.fakes.urls.mistral}${req.path}`, { headers: req.headers, body: req.body });
+  w.fakes.script(script);
+  const via = await rawCall(w.proxyUrl("mistral", req.path), { headers: { ...req.headers, ...w.serviceHeaders(agentId) }, body: req.body });
+  t.is(via.status, 200);
+  // (Each answer of the fake has an id of its own.)
+  const sameIds = (text: string) => text.replace(/"id":"[0-9a-f]{32}"/g, '"id":"…"');
+  t.true(/"finish_reason":"error"/.test(direct.text));
+  t.is(sameIds(via.text), sameIds(direct.text), "every byte as the provider sent it, nothing appended");
+  const trace = await w.trace(String(via.headers["x-service-trace-id"]));
+  t.is(trace.status, "error");
+  t.is(trace.errorCode, "upstream_stream_error");
+  t.is(trace.completion, script.text);
+  t.false(trace.tokensEstimated);
+  t.is(trace.inputTokens, 44);
+  t.is(trace.outputTokens, 9);
+  t.is(trace.costUsd, computeCost(priceFor("mistral", MODELS.mistral), { inputTokens: 44, outputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost);
+
+  // Its SDK hands the failure to the caller as the finish reason.
+  w.fakes.script(script);
+  const c = sdkClients(w.sidecar.url, w.serviceHeaders(agentId), fetch);
+  const finishes: unknown[] = [];
+  for await (const e of await c.mistral.chat.stream({ model: MODELS.mistral, messages: [{ role: "user", content: "Tell me" }] })) {
+    if (e.data.choices[0]?.finishReason) finishes.push(e.data.choices[0].finishReason);
+  }
+  t.deepEqual(finishes, ["error"]);
+});
+
 // A stream the provider ends cleanly (the socket closes normally) before its end marker: the client holds
 // an unfinished answer. The fake sends every event but the marker (OpenAI/Mistral `data: [DONE]`, after the
 // finish and usage chunks; Anthropic `message_stop`, after message_delta's usage; Cohere `message-end`,
@@ -345,13 +376,25 @@ for (const p of PROVIDERS) {
       t.is(text, CUT_TEXT, "every text event came");
       t.is(finish, "ERROR");
       t.regex(error ?? "", /ended before its end marker \(message-end\)/);
+    } else if (p === "mistral") {
+      // Mistral's own failure is a chunk finishing with "error", which its SDK yields (the sidecar's is too): the
+      // caller sees the provider's finish chunk ("stop", which came before the cut) and then "error".
+      let text = "";
+      const finishes: unknown[] = [];
+      const s = await c.mistral.chat.stream({ model: MODELS.mistral, messages: [{ role: "user", content: "Tell me" }] });
+      for await (const e of s) {
+        const choice = e.data.choices[0];
+        if (typeof choice?.delta.content === "string") text += choice.delta.content;
+        if (choice?.finishReason) finishes.push(choice.finishReason);
+      }
+      t.is(text, CUT_TEXT, "every text event came");
+      t.deepEqual(finishes, ["stop", "error"]);
     } else {
       const err = await t.throwsAsync(DRIVERS[p].stream(c, false, "Tell me"));
       if (p === "openai") t.true(err instanceof OpenAI.APIError, String(err));
       if (p === "anthropic") t.true(err instanceof Anthropic.APIError, String(err));
       if (p === "google") t.true(err instanceof GoogleApiError && err.status === 502, String(err));
-      // Mistral's error object is no chunk: its SDK stream fails validating it (a ZodError without the message).
-      if (p !== "mistral") t.regex(String(err?.message), /ended before its end/);
+      t.regex(String(err?.message), /ended before its end/);
     }
     const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
     t.true(trace.streamed);

@@ -544,6 +544,11 @@ export class ChatCompletionsObserver implements StreamObserver {
   private finishReason: string | undefined;
   private finishIndex = Infinity;
   private errorMessage: string | undefined;
+  /**
+   * A choice finished with `finish_reason: "error"` (Mistral's own failure in the middle of a stream: the
+   * chunk, then [DONE]): the chunk's `error` message when it carries one, else a generic one.
+   */
+  private failedFinish: string | undefined;
   /** A chunk came (a body with none, e.g. a JSON answer to a stream request, is not a stream: nothing to call unfinished). */
   private started = false;
   /** `data: [DONE]` came. */
@@ -581,6 +586,7 @@ export class ChatCompletionsObserver implements StreamObserver {
     if (this.model !== undefined) facts.model = this.model;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
+    else if (this.failedFinish !== undefined) facts.errorMessage = this.failedFinish; // the client has the provider's signal
     else if (this.started && !this.done) {
       // A finish_reason is no end: the usage chunk (include_usage) and [DONE] still follow it.
       facts.endedEarly = true;
@@ -610,6 +616,7 @@ export class ChatCompletionsObserver implements StreamObserver {
       if (!isObject(raw)) return;
       const choice = hasNumber(raw.index) ? raw.index : position;
       const finish = asString(raw.finish_reason);
+      if (finish === "error") this.failedFinish ??= error ?? 'the stream ended with finish_reason "error"';
       // Per choice index, the lowest index wins (n>1: choices finish in any order; JSON reports the first by index).
       if (finish !== undefined && choice <= this.finishIndex) {
         this.finishReason = finish;

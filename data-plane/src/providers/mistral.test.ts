@@ -52,13 +52,22 @@ test("error bodies in Mistral's shapes give errorMessage", (t) => {
   t.regex(adapter.parseResponse({ detail: [{ loc: ["body", "model"], msg: "Field required" }] }).errorMessage ?? "", /Field required/);
 });
 
-test("errorEvent: Mistral's error object as a data chunk; the SDK stream fails on it", async (t) => {
-  const text = adapter.errorEvent("Blocked by policy", "policy_violation");
+test("errorEvent: Mistral's own failure chunk (finish_reason \"error\"), the message beside the choices, no [DONE]; the SDK yields it, the observer reads the message", async (t) => {
+  const text = adapter.errorEvent("Blocked by policy", "policy_violation", { details: { trace_id: "trc_1", policy_id: "pol_1" } });
   const { events } = parseSse(text);
-  t.like(JSON.parse(events[0]?.data ?? "{}"), { object: "error", message: "Blocked by policy", code: "policy_violation" });
+  t.is(events.length, 1, "no end marker is made up");
+  t.like(JSON.parse(events[0]?.data ?? "{}"), {
+    id: "trc_1",
+    object: "chat.completion.chunk",
+    choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+    error: { object: "error", message: "Blocked by policy", code: "policy_violation", trace_id: "trc_1", policy_id: "pol_1" },
+  });
   const observer = adapter.streamObserver();
   observer.push(new TextEncoder().encode(text));
-  t.is(observer.end().errorMessage, "Blocked by policy");
+  const facts = observer.end();
+  t.is(facts.errorMessage, "Blocked by policy");
+  t.is(facts.endedEarly, undefined);
+  t.is(facts.finishReason, "error");
 
   const fake = await startFakeProviders({ text: "partial answer", truncate: { afterEvents: 2 } });
   try {
@@ -67,13 +76,30 @@ test("errorEvent: Mistral's error object as a data chunk; the SDK stream fails o
     const client = new Mistral({ apiKey: "k", serverURL: fake.urls.mistral, httpClient });
     const stream = await client.chat.stream({ model: "mistral-small-latest", messages: [{ role: "user", content: "hi" }] });
     let got = "";
-    await t.throwsAsync(async () => {
-      for await (const event of stream) {
-        const c = event.data.choices[0]?.delta.content;
-        if (typeof c === "string") got += c;
-      }
-    });
+    const finishes: unknown[] = [];
+    for await (const event of stream) {
+      const choice = event.data.choices[0];
+      if (typeof choice?.delta.content === "string") got += choice.delta.content;
+      if (choice?.finishReason) finishes.push(choice.finishReason);
+    }
     t.is(got, "part");
+    t.deepEqual(finishes, ["error"], "the SDK hands the failure to the caller as Mistral's own finish reason, and raises no validation error");
+  } finally {
+    await fake.close();
+  }
+});
+
+test("stream observer: Mistral's own failure (a chunk finishing with \"error\", then [DONE]) is an error with the text before it; not a stream that ended early", async (t) => {
+  const fake = await startFakeProviders({ text: "Half an answer.", finishReason: "error", usage: { inputTokens: 30, outputTokens: 7 } });
+  try {
+    const { whole, observe } = await fakeStream(fake, "mistral", () => adapter.streamObserver());
+    const facts = observe(whole);
+    t.is(facts.errorMessage, 'the stream ended with finish_reason "error"');
+    t.is(facts.endedEarly, undefined);
+    t.is(facts.completionText, "Half an answer.");
+    t.like(facts.usage, { inputTokens: 30, outputTokens: 7 });
+    // Without [DONE] after it, too: the provider told the client itself.
+    t.is(observe(whole.replace("data: [DONE]\n\n", "")).endedEarly, undefined);
   } finally {
     await fake.close();
   }

@@ -48,9 +48,21 @@ export const mistralAdapter: ProviderAdapter = {
   restoreSignedReasoning: restoreSignedDetails,
   streamObserver: () => new ChatCompletionsObserver(),
   errorEvent(message: string, code: string, options?: ErrorEventOptions): string {
-    // Mistral's own error object shape; the SDK's stream parser rejects it (no chunk id) and surfaces an error.
-    const error = { object: "error", message, type: code, param: null, code, ...(options?.details ?? {}) };
-    return `data: ${JSON.stringify(error)}\n\n`;
+    // Mistral's own failure in a stream is a chunk finishing with `finish_reason: "error"`, and so is
+    // this event (no [DONE] after it: the sidecar makes up no end marker for a stream it ends). Its SDK
+    // yields it (finishReason "error"), where an error object would fail the SDK's chunk schema with a
+    // validation error that names neither the message nor the cause. No chunk field carries a message,
+    // so it rides beside the choices in Mistral's error object (the SDK drops it; raw clients and the
+    // stream observer read it). The chunk's id is the trace id: the stream's own is not known here.
+    const details = options?.details ?? {};
+    const chunk = {
+      id: typeof details.trace_id === "string" ? details.trace_id : "error",
+      object: "chat.completion.chunk",
+      model: "",
+      choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }],
+      error: { object: "error", message, type: code, param: null, code, ...details },
+    };
+    return `data: ${JSON.stringify(chunk)}\n\n`;
   },
 };
 

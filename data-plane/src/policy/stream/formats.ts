@@ -53,6 +53,22 @@ function isProviderError(json: Json): boolean {
   return isObject(json.error) && json.choices === undefined && json.candidates === undefined;
 }
 
+/**
+ * Mistral's own failure in the middle of a stream: a chunk whose every choice finishes with
+ * `finish_reason: "error"` and carries no output (no text, reasoning, refusal or tool call). A failing
+ * chunk that still carries output is governed as any finishing chunk (its text must be judged).
+ */
+function failedChunk(json: Json): boolean {
+  const choices = asArray(json.choices);
+  return choices.length > 0 && choices.every((c) => isObject(c) && c.finish_reason === "error" && !carriesOutput(c.delta));
+}
+
+function carriesOutput(delta: unknown): boolean {
+  if (!isObject(delta)) return false;
+  const filled = (v: unknown) => v !== undefined && v !== null && v !== "" && !(Array.isArray(v) && v.length === 0);
+  return [delta.content, delta.refusal, delta.tool_calls, delta.function_call, delta.reasoning_details, ...REASONING_FIELDS.map((f) => delta[f])].some(filled);
+}
+
 /** The reasoning channels of chat-completion choice `i` (names built once per index: every content delta ends them). */
 const reasoningNames: string[][] = [];
 function reasoningChannels(i: number): readonly string[] {
@@ -96,6 +112,7 @@ const chatCompletions = (wholeToolCalls: boolean): StreamFormat => ({
     // An error chunk as the stream observer reads it: OpenAI's {error}, Mistral's {object: "error", message}
     // (one that also has choices is read as a chunk: its text is governed, and it leaves as it is).
     if (json.choices === undefined && chatErrorMessage(json) !== undefined) return FAILED;
+    if (failedChunk(json)) return FAILED;
     const view: EventView = { pieces: [], endsChannels: [], endsStream: false, endsReasoning: [] };
     asArray(json.choices).forEach((raw, position) => {
       if (!isObject(raw)) return;

@@ -928,9 +928,12 @@ test("a provider's mid-stream error event: the text before the window leaves (re
   const geminiError = gemini({ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } });
   const cohere = (type: string, o: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`;
   const cohereError = cohere("message-end", { delta: { finish_reason: "ERROR", error: "internal error" } });
+  // Mistral's own failure: a chunk finishing with "error" (no text; its usage rides along).
+  const mistralFinish = oa({ id: "c", object: "chat.completion.chunk", created: 1, model: "mistral-small-latest", usage: { prompt_tokens: 3, completion_tokens: 9 }, choices: [{ index: 0, delta: { content: "" }, finish_reason: "error" }] });
   for (const [provider, raw, err] of [
     ["openai", chunk(TEXT), error],
     ["mistral", chunk(TEXT), error],
+    ["mistral", chunk(TEXT), mistralFinish],
     ["anthropic", anthropic, anthropicError],
     ["google", gemini({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: TEXT }] } }] }), geminiError],
     ["cohere", cohere("content-start", { index: 0, delta: { message: { content: { type: "text", text: "" } } } }) + cohere("content-delta", { index: 0, delta: { message: { content: { text: TEXT } } } }), cohereError],
@@ -951,6 +954,16 @@ test("a provider's mid-stream error event: the text before the window leaves (re
   const blocked = run(governor("openai", [policy("block", { keywords: ["Your number"] })]), [Buffer.from(chunk(TEXT) + error)]).toString("utf8");
   t.regex(blocked, /policy_violation|response blocked/);
   t.false(blocked.includes("Your number"));
+});
+
+test("a Mistral chunk finishing with \"error\" that still carries text is governed as any finishing chunk: its text is judged and redacted, the held tail released", (t) => {
+  const redact = [policy("redact", { piiTypes: ["ssn"] })];
+  const data = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  const raw = data({ id: "c", object: "chat.completion.chunk", created: 1, model: "mistral-small-latest", choices: [{ index: 0, delta: { content: "Your number is 536-22-8726" }, finish_reason: "error" }] });
+  const out = run(governor("mistral", redact), [Buffer.from(raw + "data: [DONE]\n\n")]).toString("utf8");
+  t.false(out.includes("536-22-8726"));
+  t.true(out.includes("Your number is [REDACTED:ssn]"), out);
+  t.true(out.includes('"finish_reason":"error"'));
 });
 
 /** One OpenAI chat-completion chunk of choice 0 (the tool-call tests' streams). */
