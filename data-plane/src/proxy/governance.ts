@@ -6,7 +6,7 @@ import { mapSlots } from "../providers/text-slots.js";
 import { extraPartsWithKinds, mapExtrasInPlace, toolDefinitionTexts, type InputExtraKind } from "../providers/input-extras.js";
 import type { Agent, Policy } from "@agentgov/proto";
 import { performance } from "node:perf_hooks";
-import { detectPii, type PiiFinding } from "../policy/pii/index.js";
+import { detectPii, withFindingsAcrossParts, type PiiFinding } from "../policy/pii/index.js";
 import { evaluatePhase, redactSpans, applyRedaction, partRedactor } from "../policy/engine/evaluate.js";
 import { applicablePolicies } from "../policy/engine/applicable.js";
 import type { ScopedThinking } from "../policy/thinking/index.js";
@@ -82,8 +82,11 @@ export function scanInputExtras(adapter: ProviderAdapter, body: unknown, piiOn: 
     parts.push({ kind: p.kind, start: at });
     at += p.text.length + 2; // the "\n\n" the join puts after it
   }
-  const text = found.map((p) => p.text).join("\n\n");
-  return { text, pii: piiOn ? detectPii(text) : null, toolTexts: toolDefinitionTexts(groups), parts };
+  const texts = found.map((p) => p.text);
+  const text = texts.join("\n\n");
+  // A value split across two fields (a tool's description ending "SSN 536-22", a parameter's starting
+  // "-8741") is read by the model as one: the junctions are scanned as the prompt parts' are.
+  return { text, pii: piiOn ? withFindingsAcrossParts(text, texts, detectPii(text)) : null, toolTexts: toolDefinitionTexts(groups), parts };
 }
 
 /**

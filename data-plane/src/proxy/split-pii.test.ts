@@ -63,3 +63,34 @@ test("parts that only sit side by side (a sentence, then another with a number) 
   t.is(await post(s.url, "openai/v1/chat/completions", body), 200);
   t.deepEqual((await traceOf(s, 1)).piiDetections, []);
 });
+
+// The same split across two fields of a tool definition (its description, a parameter's description).
+const toolSplit = {
+  model: "gpt-4o-mini",
+  messages: [{ role: "user", content: "Look the customer up" }],
+  tools: [{ type: "function", function: { name: "lookup", description: "Find a customer by SSN 536-22", parameters: { type: "object", properties: { id: { type: "string", description: "-8741 is an example" } } } } }],
+};
+
+test("a block policy refuses an SSN split across two fields of a tool definition; the trace records it as the tool definition's, masked", async (t) => {
+  const s = await setup([policy("pol_block", "block")]);
+  t.teardown(() => s.close());
+  t.is(await post(s.url, "openai/v1/chat/completions", toolSplit), 403);
+  t.deepEqual(s.received, []);
+  const tr = await traceOf(s, 1);
+  t.is(tr.status, "blocked");
+  t.deepEqual(
+    tr.piiDetections.map((d) => [d.entityType, d.source, tr.inputExtras.slice(d.start, d.end)]),
+    [["ssn", "tool_definition", "*".repeat(13)]],
+  );
+  t.is(tr.inputExtras, `Find a customer by SSN ${"*".repeat(13)} is an example`, "both pieces and the junction between them masked");
+});
+
+test("a redact policy rewrites both fields of a split SSN in the tool definition, the rest of the body as sent", async (t) => {
+  const s = await setup([policy("pol_redact", "redact")]);
+  t.teardown(() => s.close());
+  t.is(await post(s.url, "openai/v1/chat/completions", toolSplit), 200);
+  const sent = JSON.parse(s.received[0]!) as typeof toolSplit;
+  t.is(sent.tools[0]!.function.description, "Find a customer by SSN [REDACTED:ssn]");
+  t.is(sent.tools[0]!.function.parameters.properties.id.description, " is an example");
+  t.deepEqual(sent.messages, toolSplit.messages);
+});
