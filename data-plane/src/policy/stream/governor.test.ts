@@ -950,6 +950,11 @@ test("a provider's mid-stream error event: the text before the window leaves (re
       t.false(before.includes("Your number is"), `${provider}: the whole held tail is dropped`);
     }
   }
+  // Mistral's [DONE] after its failure chunk passes too, and releases nothing that was held.
+  const done = "data: [DONE]\n\n";
+  const after = run(governor("mistral", redact), [Buffer.from(chunk(TEXT)), Buffer.from(mistralFinish), Buffer.from(done)]).toString("utf8");
+  t.true(after.endsWith(mistralFinish + done), after.slice(-300));
+  t.false(after.includes("536-22") || after.includes("Your number is"), "the held tail stays dropped");
   // A block policy that the held tail alone matches still ends the stream with its own error event.
   const blocked = run(governor("openai", [policy("block", { keywords: ["Your number"] })]), [Buffer.from(chunk(TEXT) + error)]).toString("utf8");
   t.regex(blocked, /policy_violation|response blocked/);
