@@ -8,9 +8,14 @@ export interface FinishInput {
 }
 
 const NORMAL = new Set(["stop", "end_turn", "stop_sequence", "complete", "completed", "eos", "end", "tool_calls", "tool_use", "function_call", "tool_call"]);
-const TRUNCATED = new Set(["length", "max_tokens", "max_output_tokens", "token_limit", "model_length"]);
-const FILTERED = new Set(["content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "image_safety", "refusal", "language"]);
-const FAILED = new Set(["error", "malformed_function_call", "other", "cancelled", "canceled"]);
+// Cut short before the answer was whole: by a token, context or time limit, or paused to be continued
+// (Anthropic `pause_turn` and `model_context_window_exceeded`, Gemini `CONTINUATION`, Cohere `TIMEOUT`).
+const TRUNCATED = new Set(["length", "max_tokens", "max_output_tokens", "token_limit", "model_length", "model_context_window_exceeded", "pause_turn", "continuation", "timeout"]);
+const FILTERED = new Set([
+  "content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "image_safety", "image_prohibited_content", "image_recitation", "refusal", "language",
+]);
+// Gemini's invalid or runaway tool calls and missing images are failures too.
+const FAILED = new Set(["error", "malformed_function_call", "unexpected_tool_call", "too_many_tool_calls", "no_image", "image_other", "other", "cancelled", "canceled"]);
 
 /**
  * 1 normal stop (or tool call); 0.25 truncated by a token limit; 0 content filter, error, blocked or

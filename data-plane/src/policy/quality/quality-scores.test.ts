@@ -11,8 +11,9 @@ import { relevanceScore } from "./relevance.js";
 test("completion_finished maps every provider's finish reason", (t) => {
   const ok = (finishReason: string | undefined, completion = "Hi there."): number => completionFinished({ completion, finishReason, status: "success" });
   for (const r of ["stop", "end_turn", "STOP", "stop_sequence", "COMPLETE", "tool_calls", "tool_use"]) t.is(ok(r), 1, r);
-  for (const r of ["length", "max_tokens", "MAX_TOKENS"]) t.is(ok(r), 0.25, r);
-  for (const r of ["content_filter", "SAFETY", "RECITATION", "error"]) t.is(ok(r), 0, r);
+  for (const r of ["length", "max_tokens", "MAX_TOKENS", "model_length", "model_context_window_exceeded", "pause_turn", "CONTINUATION", "TIMEOUT"]) t.is(ok(r), 0.25, r);
+  for (const r of ["content_filter", "SAFETY", "RECITATION", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "refusal", "error", "ERROR"]) t.is(ok(r), 0, r);
+  for (const r of ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "NO_IMAGE", "IMAGE_OTHER", "OTHER"]) t.is(ok(r), 0, r);
   t.is(ok("something_new"), 0.5);
   t.is(ok(undefined), 1);
   t.is(ok(undefined, "   "), 0);
