@@ -59,6 +59,35 @@ test.serial("JSON: the SDK gets the answer, the provider gets the body as sent, 
   t.is(trace.completion, "Hello from the Responses API.");
 });
 
+test.serial("cache writes (input_tokens_details.cache_write_tokens) are priced at the cache-write rate, JSON and stream", async (t) => {
+  const agent = await w.agent("responses-cache-write");
+  const { rec, openai } = client(agent);
+  const model = "gpt-5.6";
+  const usage = { inputTokens: 1000, outputTokens: 50, cachedInputTokens: 100, cacheWriteTokens: 200 };
+  const price = priceFor("openai", model);
+  t.true(price !== undefined && price.cacheWrite !== price.input, "the model prices cache writes apart");
+  const expected = computeCost(price, usage).totalCost;
+  t.not(expected, computeCost(price, { ...usage, cacheWriteTokens: 0 }).totalCost);
+
+  w.fakes.script({ text: "Cached.", usage });
+  await openai.responses.create({ model, input: "Say it." });
+  const json = await w.trace(traceIdOf(rec));
+  t.is(json.cacheWriteTokens, 200);
+  t.is(json.cachedInputTokens, 100);
+  t.is(json.costUsd, expected);
+  t.is(Number(rec.last().headers.get("x-service-cost")), expected);
+
+  w.fakes.script({ text: "Cached.", usage });
+  const stream = openai.responses.stream({ model, input: "Say it." });
+  for await (const _e of stream) {
+    // drain
+  }
+  const streamed = await w.trace(traceIdOf(rec));
+  t.true(streamed.streamed);
+  t.is(streamed.cacheWriteTokens, 200);
+  t.is(streamed.costUsd, expected);
+});
+
 test.serial("stream: the SDK's events and final response, usage from response.completed, exact cost", async (t) => {
   const agent = await w.agent("responses-stream");
   const { rec, openai } = client(agent);

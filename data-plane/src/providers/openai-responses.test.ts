@@ -78,7 +78,7 @@ const answer = {
     { id: "ws_1", type: "web_search_call", status: "completed" },
     { id: "mcp_1", type: "mcp_call", name: "lookup", server_label: "crm", arguments: "{}" },
   ],
-  usage: { input_tokens: 120, input_tokens_details: { cached_tokens: 100 }, output_tokens: 50, output_tokens_details: { reasoning_tokens: 30 }, total_tokens: 170 },
+  usage: { input_tokens: 120, input_tokens_details: { cached_tokens: 100, cache_write_tokens: 12 }, output_tokens: 50, output_tokens_details: { reasoning_tokens: 30 }, total_tokens: 170 },
 };
 
 test("parseResponse: text then refusal, reasoning summary, every tool call, usage with cached input, model, finish", (t) => {
@@ -91,7 +91,7 @@ test("parseResponse: text then refusal, reasoning summary, every tool call, usag
     { name: "web_search", id: "ws_1" },
     { name: "lookup", id: "mcp_1" },
   ]);
-  t.deepEqual(facts.usage, { inputTokens: 120, outputTokens: 50, cachedInputTokens: 100, cacheWriteTokens: 0 });
+  t.deepEqual(facts.usage, { inputTokens: 120, outputTokens: 50, cachedInputTokens: 100, cacheWriteTokens: 12 }, "cache writes read from input_tokens_details");
   t.is(facts.model, "gpt-5-2025-08-07");
   t.is(facts.finishReason, "completed");
   t.is(facts.uncountedOutputText, undefined, "usage reported: nothing to count");

@@ -274,11 +274,19 @@ function toolCalls(json: unknown): ToolCallFact[] {
   return calls;
 }
 
-/** input_tokens includes input_tokens_details.cached_tokens; output_tokens includes reasoning tokens. */
+/**
+ * input_tokens includes input_tokens_details.cached_tokens and .cache_write_tokens (priced apart, as in
+ * chat completions' prompt_tokens_details); output_tokens includes reasoning tokens.
+ */
 export function responsesUsage(raw: unknown): Usage | undefined {
   if (!isObject(raw)) return undefined;
   const details = isObject(raw.input_tokens_details) ? raw.input_tokens_details : {};
-  return { inputTokens: asCount(raw.input_tokens), outputTokens: asCount(raw.output_tokens), cachedInputTokens: asCount(details.cached_tokens), cacheWriteTokens: 0 };
+  return {
+    inputTokens: asCount(raw.input_tokens),
+    outputTokens: asCount(raw.output_tokens),
+    cachedInputTokens: asCount(details.cached_tokens),
+    cacheWriteTokens: asCount(details.cache_write_tokens),
+  };
 }
 
 /** The error of an HTTP error body ({error:{message}}) or of a failed response ({status:"failed", error:{code,message}}). */

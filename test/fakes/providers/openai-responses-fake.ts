@@ -12,7 +12,7 @@ function usageBody(ctx: FakeContext): Json {
   const u = usageOf(ctx);
   return {
     input_tokens: u.inputTokens,
-    input_tokens_details: { cached_tokens: u.cachedInputTokens },
+    input_tokens_details: { cached_tokens: u.cachedInputTokens, cache_write_tokens: u.cacheWriteTokens },
     output_tokens: u.outputTokens,
     output_tokens_details: { reasoning_tokens: u.reasoningTokens },
     total_tokens: u.inputTokens + u.outputTokens,

@@ -26,8 +26,10 @@ export interface EventView {
   endsStream: boolean;
   /**
    * The stream ends with the provider's own error (an error event, Cohere's message-end with
-   * finish_reason ERROR): the answer is unfinished, so the text each channel still holds is judged with
-   * the rest and dropped, not released (as for a stream cut before its end marker).
+   * finish_reason ERROR, Mistral's chunk finishing with "error", the Responses API's response.failed):
+   * the answer is unfinished, so the text each channel still holds is judged with the rest and dropped,
+   * not released (as for a stream cut before its end marker). An event that also repeats the output
+   * (response.failed) is then governed as any end: its repeats carry what the client got.
    */
   failed?: boolean;
   /**

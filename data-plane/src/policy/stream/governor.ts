@@ -298,6 +298,8 @@ class Governor implements StreamGovernor {
   private finalChecked = false;
   /** Calls that ended, by name: their arguments as they came and as released (for later repeats of them). */
   private readonly endedCalls = new Map<string, { original: unknown; value: unknown }>();
+  /** Calls whose held arguments a failed end dropped: a later repeat of them repeats nothing. */
+  private readonly droppedCalls = new Set<string>();
   blockedBy: Policy | undefined;
   piiMs = 0;
   private readonly counters: StreamGovernorStats = { eventsIn: 0, eventsOut: 0, rewritten: 0, inserted: 0, maxHeldChars: 0, redactedChars: 0 };
@@ -408,7 +410,14 @@ class Governor implements StreamGovernor {
     const toolEnds = this.tools.size > 0 && (view.endsStream || view.endsToolGroups !== undefined);
     const toolRepeats = this.windowChars > 0 ? view.toolRepeats : undefined;
     if (view.pieces.length === 0 && ends.length === 0 && !view.endsStream && !view.quotes && !toolArgs && !toolEnds && !view.repeats && !toolRepeats && !view.drops) return this.emit(block.raw);
-    if (view.failed) return this.failedEnd(block);
+    if (view.failed) {
+      if (view.pieces.length === 0 && !view.repeats && !view.toolRepeats && !view.quotes && !view.drops) return this.failedEnd(block);
+      // A failure that repeats the partial output (the Responses API's `response.failed`): what was held
+      // is dropped first, then the event is governed as any end, so each repeat is set to what the
+      // client got (the arguments of a call that was held, to nothing).
+      const ended = this.dropHeld();
+      if (ended !== undefined) return ended;
+    }
 
     const originals = view.pieces.map((p) => p.get());
     const touched = new Map<string, Channel>();
@@ -450,7 +459,10 @@ class Governor implements StreamGovernor {
     const toolOriginals = toolArgs?.map((p) => p.get());
     const touchedCalls = toolArgs ? this.takeToolArgs(toolArgs, toolOriginals!, block, json) : undefined;
     const endingCalls = toolArgs || toolEnds ? this.endingCalls(view, touchedCalls) : [];
-    const repeats = view.repeats || toolRepeats ? this.planRepeats(view.repeats ?? [], toolRepeats ?? [], endingCalls) : undefined;
+    // Repeats of calls a failed end dropped (their arguments held, never sent) repeat nothing.
+    const droppedRepeats = this.droppedCalls.size === 0 ? [] : (toolRepeats ?? []).filter((r) => this.droppedCalls.has(r.call));
+    const keptRepeats = droppedRepeats.length === 0 ? toolRepeats : toolRepeats!.filter((r) => !this.droppedCalls.has(r.call));
+    const repeats = view.repeats || keptRepeats ? this.planRepeats(view.repeats ?? [], keptRepeats ?? [], endingCalls) : undefined;
 
     this.newRound();
     for (const [name, ch] of involved) this.scanChannel(ch, ending.has(name) || forcedFinal(name, ch));
@@ -501,6 +513,11 @@ class Governor implements StreamGovernor {
       if (endingCalls.some((e) => e.rewritten)) changed = true;
     } else for (const e of endingCalls) before += this.toolInserted(e, this.releaseCall(e));
     if (repeats) changed = this.setRepeats(repeats) || changed;
+    for (const r of droppedRepeats) {
+      if (typeof r.get() !== "string" || r.get() === "") continue;
+      r.set("");
+      changed = true;
+    }
     for (const d of view.drops ?? []) {
       const v = d.holder[d.key];
       if (v === undefined || v === null || v === d.empty || (Array.isArray(v) && v.length === 0)) continue;
@@ -519,12 +536,21 @@ class Governor implements StreamGovernor {
    * ("536-22-87") is no detector's format any more. The error event itself leaves as it came.
    */
   private failedEnd(block: SseBlock): string {
+    return this.dropHeld() ?? this.emit(block.raw);
+  }
+
+  /**
+   * The drop of a failed end, before its event: held text and held tool-call arguments judged (a block
+   * answers with its error event, returned) and dropped; undefined when the failing event goes out next.
+   */
+  private dropHeld(): string | undefined {
+    for (const name of this.tools.keys()) this.droppedCalls.add(name);
     const dropped = this.finishChannels([...this.channels.values()], true, true);
     if (this.blockedBy !== undefined) return dropped;
     if (this.finalBlock()) return this.emit(this.opts.errorEvent(this.blockedBy!), true);
     // Nothing held is released later either (should the provider go on after its error).
     for (const ch of this.channels.values()) ch.released = ch.text.length;
-    return this.emit(block.raw);
+    return undefined;
   }
 
   /** The whole-output judgement (opts.finalCheck), once per stream: true when it blocks (blockedBy is set). */

@@ -270,3 +270,65 @@ test("a file citation's name is redacted in annotation.added, content_part.done 
   t.false(JSON.stringify(blocked).includes(SSN));
   t.is(blocked.at(-1)!.event, "error");
 });
+
+/** The fake's stream cut after the first `k` events, ended by a `response.failed` that repeats `output` (the partial output). */
+function failedAfter(bytes: Buffer, k: number, output: Record<string, unknown>[]): Buffer {
+  const kept = parseSse(bytes.toString("utf8")).events.slice(0, k).map((e) => `event: ${e.event}\ndata: ${e.data}\n\n`).join("");
+  const failed = { type: "response.failed", sequence_number: k, response: { id: "resp_1", object: "response", status: "failed", error: { code: "server_error", message: "The model failed." }, output, usage: null } };
+  return Buffer.concat([Buffer.from(kept, "utf8"), sse([failed])]);
+}
+
+test.serial("response.failed that repeats the partial output: the held tail is dropped, and the repeat carries what the client got", async (t) => {
+  const text = "Thanks for waiting: here is the record you asked for earlier today, checked twice. Your SSN is 536-22-8726, keep it.";
+  const bytes = await upstream({ text, textChunkSize: 3 });
+  const all = parseSse(bytes.toString("utf8")).events;
+  // The events up to the delta after which the answer reads "…536-22-87" (the failure splits the SSN).
+  let k = 0;
+  let carried = "";
+  while (!carried.includes("536-22-8")) {
+    const j = JSON.parse(all[k]!.data) as Record<string, unknown>;
+    if (j.type === "response.output_text.delta") carried += String(j.delta);
+    k++;
+  }
+  const partial = [{ id: "msg_1", type: "message", status: "incomplete", role: "assistant", content: [{ type: "output_text", annotations: [], text: carried }] }];
+  const out = run(governor([policy("redact", ["ssn"])]), failedAfter(bytes, k, partial));
+  t.false(out.includes("536-22"), out);
+  const list = events(out);
+  const last = list.at(-1)!;
+  t.is(last.json.type, "response.failed", "the provider's failure leaves last");
+  const deltas = list.filter((e) => e.json.type === "response.output_text.delta").map((e) => String(e.json.delta)).join("");
+  t.true(text.startsWith(deltas) && deltas.length > 0, deltas);
+  const repeated = (last.json.response as { output: { content: { text: string }[] }[] }).output[0]!.content[0]!.text;
+  t.is(repeated, deltas, "the failed response repeats what the client got, not the held tail");
+  t.like(last.json.response, { status: "failed", error: { message: "The model failed." } });
+  const o = adapter.streamObserver();
+  o.push(Buffer.from(out, "utf8"));
+  t.is(o.end().errorMessage, "The model failed.");
+});
+
+test.serial("response.failed that repeats a call whose arguments were held: the repeat carries none of them", async (t) => {
+  const bytes = await upstream({ text: "", toolCalls: [{ name: "file", arguments: { ssn: "536-22-8726", note: "x" } }], argsChunkSize: 4 });
+  const all = parseSse(bytes.toString("utf8")).events;
+  let k = 0;
+  let args = "";
+  while (!args.includes("536-22")) {
+    const j = JSON.parse(all[k]!.data) as Record<string, unknown>;
+    if (j.type === "response.function_call_arguments.delta") args += String(j.delta);
+    k++;
+  }
+  const partial = [{ id: "fc_1", type: "function_call", status: "incomplete", arguments: args, call_id: "call_1", name: "file" }];
+  const out = run(governor([policy("redact", ["ssn"])]), failedAfter(bytes, k, partial));
+  t.false(out.includes("536"), out);
+  const last = events(out).at(-1)!;
+  t.is(last.json.type, "response.failed");
+  t.is((last.json.response as { output: { arguments: string }[] }).output[0]!.arguments, "");
+});
+
+test.serial("response.failed whose repeat the governor cannot place is judged on its own: a block ends the stream with the error event", async (t) => {
+  const bytes = await upstream({ text: "Hello there.", textChunkSize: 4 });
+  const k = parseSse(bytes.toString("utf8")).events.findIndex((e) => e.data.includes("response.output_text.done"));
+  const partial = [{ id: "msg_2", type: "message", status: "incomplete", role: "assistant", content: [{ type: "output_text", annotations: [], text: "SSN 536-22-8726" }] }];
+  const out = run(governor([policy("block", ["ssn"])]), failedAfter(bytes, k, partial));
+  t.false(out.includes("536-22"), out);
+  t.regex(events(out).at(-1)!.event, /error/);
+});

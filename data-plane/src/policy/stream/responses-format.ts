@@ -219,6 +219,9 @@ export const responsesFormat: StreamFormat = {
         if (!isObject(json.response)) return EMPTY;
         asArray(json.response.output).forEach((item, index) => itemFields(v, index, item, true));
         if (RESPONSE_TERMINAL_EVENTS.has(type)) v.endsStream = true;
+        // A failed response ends the answer unfinished, as an `error` event does: what the governor holds
+        // is dropped, and the partial output it repeats is set to what the client got.
+        if (type === "response.failed") v.failed = true;
         return v.pieces.length > 0 || v.repeats || v.toolRepeats || v.quotes || v.drops || v.endsStream ? v : EMPTY;
       }
     }
