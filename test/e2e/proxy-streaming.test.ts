@@ -339,18 +339,22 @@ test.serial("Mistral's own failure, a chunk finishing with \"error\" then [DONE]
 // A stream the provider ends cleanly (the socket closes normally) before its end marker: the client holds
 // an unfinished answer. The fake sends every event but the marker (OpenAI/Mistral `data: [DONE]`, after the
 // finish and usage chunks; Anthropic `message_stop`, after message_delta's usage; Cohere `message-end`,
-// which carries the usage; Gemini's finishing chunk, the one with finishReason and the final usage).
+// which carries the usage, and the `data: [DONE]` after it; Gemini's finishing chunk, the one with
+// finishReason and the final usage).
 const CUT_TEXT = "An answer the provider never finishes.";
 const CUT_USAGE = { inputTokens: 61, outputTokens: 23 };
 /** How the stream cut before its marker reaches the trace's usage. */
 const CUT_USAGE_READ: Record<FakeProviderName, "exact" | "input" | "estimated"> = { openai: "exact", mistral: "exact", anthropic: "exact", google: "input", cohere: "estimated" };
 
-/** The number of events of the fake's whole stream for `p` (the cut one has one fewer). */
+/** Events the provider sends after its end marker (Cohere's `data: [DONE]` after message-end). */
+const AFTER_MARKER: Record<FakeProviderName, number> = { openai: 0, mistral: 0, anthropic: 0, google: 0, cohere: 1 };
+
+/** The number of events of the fake's whole stream for `p` up to its end marker (the cut one has one fewer). */
 async function streamEvents(p: FakeProviderName): Promise<number> {
   const req = nativeRequest(p, { stream: true });
   w.fakes.script({ text: CUT_TEXT, usage: CUT_USAGE });
   const direct = await rawRequest(`${w.fakes.urls[p]}${req.path}`, { headers: req.headers, body: req.body });
-  return parseSse(direct.text).events.length;
+  return parseSse(direct.text).events.length - AFTER_MARKER[p];
 }
 
 for (const p of PROVIDERS) {

@@ -128,14 +128,16 @@ test("stream observer: a stream that ends cleanly before message-end ended early
   const fake = await startFakeProviders({ text: "A whole answer.", usage: { inputTokens: 30, outputTokens: 7 } });
   try {
     const { send, whole, events, observe } = await fakeStream(fake, "cohere", () => adapter.streamObserver());
-    t.true(events.at(-1)!.startsWith("event: message-end\n"), "the provider's stream ends with its marker");
+    t.true(events.at(-2)!.startsWith("event: message-end\n"), "the provider's stream ends with its marker, then [DONE]");
+    t.is(events.at(-1), "data: [DONE]\n\n");
     const complete = observe(whole);
     t.is(complete.endedEarly, undefined);
     t.is(complete.errorMessage, undefined);
     t.like(complete.usage, { inputTokens: 30, outputTokens: 7 });
+    t.is(observe(events.slice(0, -1).join("")).endedEarly, undefined, "message-end is the marker: a stream cut before [DONE] is whole");
 
     // content-end came, message-end (and the usage it carries) did not.
-    const cut = observe(events.slice(0, -1).join(""));
+    const cut = observe(events.slice(0, -2).join(""));
     t.true(cut.endedEarly);
     t.regex(cut.errorMessage ?? "", /ended before its end marker \(message-end\)/);
     t.is(cut.completionText, "A whole answer.");

@@ -94,6 +94,9 @@ export function cohereFake(ctx: FakeContext): FakeReply {
     });
   }
   pieces.push(sse("message-end", { delta: ctx.script.omitUsage ? { finish_reason: finish } : { finish_reason: finish, usage } }));
+  // The API ends a v2 stream with `data: [DONE]` after message-end (the cohere-ai SDK's v2 chatStream
+  // has `streamTerminator: "[DONE]"`); the SDK stops reading there.
+  pieces.push("data: [DONE]\n\n");
   return {
     kind: "stream",
     status: 200,
