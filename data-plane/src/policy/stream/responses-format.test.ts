@@ -278,18 +278,24 @@ function failedAfter(bytes: Buffer, k: number, output: Record<string, unknown>[]
   return Buffer.concat([Buffer.from(kept, "utf8"), sse([failed])]);
 }
 
+/** The number of events until the deltas of `type` carry `wanted`, and what they carried by then. */
+function eventsUntil(bytes: Buffer, type: string, wanted: string): { k: number; carried: string } {
+  const all = parseSse(bytes.toString("utf8")).events;
+  let k = 0;
+  let carried = "";
+  while (!carried.includes(wanted)) {
+    const j = JSON.parse(all[k]!.data) as Record<string, unknown>;
+    if (j.type === type) carried += String(j.delta);
+    k++;
+  }
+  return { k, carried };
+}
+
 test.serial("response.failed that repeats the partial output: the held tail is dropped, and the repeat carries what the client got", async (t) => {
   const text = "Thanks for waiting: here is the record you asked for earlier today, checked twice. Your SSN is 536-22-8726, keep it.";
   const bytes = await upstream({ text, textChunkSize: 3 });
-  const all = parseSse(bytes.toString("utf8")).events;
   // The events up to the delta after which the answer reads "…536-22-87" (the failure splits the SSN).
-  let k = 0;
-  let carried = "";
-  while (!carried.includes("536-22-8")) {
-    const j = JSON.parse(all[k]!.data) as Record<string, unknown>;
-    if (j.type === "response.output_text.delta") carried += String(j.delta);
-    k++;
-  }
+  const { k, carried } = eventsUntil(bytes, "response.output_text.delta", "536-22-8");
   const partial = [{ id: "msg_1", type: "message", status: "incomplete", role: "assistant", content: [{ type: "output_text", annotations: [], text: carried }] }];
   const out = run(governor([policy("redact", ["ssn"])]), failedAfter(bytes, k, partial));
   t.false(out.includes("536-22"), out);
@@ -308,14 +314,7 @@ test.serial("response.failed that repeats the partial output: the held tail is d
 
 test.serial("response.failed that repeats a call whose arguments were held: the repeat carries none of them", async (t) => {
   const bytes = await upstream({ text: "", toolCalls: [{ name: "file", arguments: { ssn: "536-22-8726", note: "x" } }], argsChunkSize: 4 });
-  const all = parseSse(bytes.toString("utf8")).events;
-  let k = 0;
-  let args = "";
-  while (!args.includes("536-22")) {
-    const j = JSON.parse(all[k]!.data) as Record<string, unknown>;
-    if (j.type === "response.function_call_arguments.delta") args += String(j.delta);
-    k++;
-  }
+  const { k, carried: args } = eventsUntil(bytes, "response.function_call_arguments.delta", "536-22");
   const partial = [{ id: "fc_1", type: "function_call", status: "incomplete", arguments: args, call_id: "call_1", name: "file" }];
   const out = run(governor([policy("redact", ["ssn"])]), failedAfter(bytes, k, partial));
   t.false(out.includes("536"), out);
