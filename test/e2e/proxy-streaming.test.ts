@@ -305,6 +305,18 @@ test.serial("a provider's own mid-stream error event is passed through and the t
   t.is(trace.errorCode, "upstream_stream_error");
 });
 
+/** A Mistral SDK stream's text and the finish reasons it yields (its failures are finish reasons, not errors). */
+async function mistralStream(c: ReturnType<typeof sdkClients>): Promise<{ text: string; finishes: unknown[] }> {
+  let text = "";
+  const finishes: unknown[] = [];
+  for await (const e of await c.mistral.chat.stream({ model: MODELS.mistral, messages: [{ role: "user", content: "Tell me" }] })) {
+    const choice = e.data.choices[0];
+    if (typeof choice?.delta.content === "string") text += choice.delta.content;
+    if (choice?.finishReason) finishes.push(choice.finishReason);
+  }
+  return { text, finishes };
+}
+
 test.serial("Mistral's own failure, a chunk finishing with \"error\" then [DONE], passes unchanged; the trace is an error with the stream's usage", async (t) => {
   const script = { text: "Half an answer before Mistral fails.", finishReason: "error", usage: { inputTokens: 44, outputTokens: 9 } };
   const req = nativeRequest("mistral", { stream: true });
@@ -328,12 +340,9 @@ test.serial("Mistral's own failure, a chunk finishing with \"error\" then [DONE]
 
   // Its SDK hands the failure to the caller as the finish reason.
   w.fakes.script(script);
-  const c = sdkClients(w.sidecar.url, w.serviceHeaders(agentId), fetch);
-  const finishes: unknown[] = [];
-  for await (const e of await c.mistral.chat.stream({ model: MODELS.mistral, messages: [{ role: "user", content: "Tell me" }] })) {
-    if (e.data.choices[0]?.finishReason) finishes.push(e.data.choices[0].finishReason);
-  }
-  t.deepEqual(finishes, ["error"]);
+  const sdk = await mistralStream(sdkClients(w.sidecar.url, w.serviceHeaders(agentId), fetch));
+  t.is(sdk.text, script.text);
+  t.deepEqual(sdk.finishes, ["error"]);
 });
 
 // A stream the provider ends cleanly (the socket closes normally) before its end marker: the client holds
@@ -383,16 +392,9 @@ for (const p of PROVIDERS) {
     } else if (p === "mistral") {
       // Mistral's own failure is a chunk finishing with "error", which its SDK yields (the sidecar's is too): the
       // caller sees the provider's finish chunk ("stop", which came before the cut) and then "error".
-      let text = "";
-      const finishes: unknown[] = [];
-      const s = await c.mistral.chat.stream({ model: MODELS.mistral, messages: [{ role: "user", content: "Tell me" }] });
-      for await (const e of s) {
-        const choice = e.data.choices[0];
-        if (typeof choice?.delta.content === "string") text += choice.delta.content;
-        if (choice?.finishReason) finishes.push(choice.finishReason);
-      }
-      t.is(text, CUT_TEXT, "every text event came");
-      t.deepEqual(finishes, ["stop", "error"]);
+      const sdk = await mistralStream(c);
+      t.is(sdk.text, CUT_TEXT, "every text event came");
+      t.deepEqual(sdk.finishes, ["stop", "error"]);
     } else {
       const err = await t.throwsAsync(DRIVERS[p].stream(c, false, "Tell me"));
       if (p === "openai") t.true(err instanceof OpenAI.APIError, String(err));

@@ -545,8 +545,8 @@ export class ChatCompletionsObserver implements StreamObserver {
   private finishIndex = Infinity;
   private errorMessage: string | undefined;
   /**
-   * A choice finished with `finish_reason: "error"` (Mistral's own failure in the middle of a stream: the
-   * chunk, then [DONE]): the chunk's `error` message when it carries one, else a generic one.
+   * A choice finished with `finish_reason: "error"` (Mistral's own failure in the middle of a stream):
+   * the chunk's `error` message when it carries one, else a generic one.
    */
   private failedFinish: string | undefined;
   /** A chunk came (a body with none, e.g. a JSON answer to a stream request, is not a stream: nothing to call unfinished). */

@@ -514,7 +514,8 @@ class Governor implements StreamGovernor {
     } else for (const e of endingCalls) before += this.toolInserted(e, this.releaseCall(e));
     if (repeats) changed = this.setRepeats(repeats) || changed;
     for (const r of droppedRepeats) {
-      if (typeof r.get() !== "string" || r.get() === "") continue;
+      const value = r.get();
+      if (typeof value !== "string" || value === "") continue;
       r.set("");
       changed = true;
     }
