@@ -12,6 +12,7 @@ import type { Sidecar } from "@agentgov/data-plane";
 import { eventually } from "../harness/stack.js";
 import { nativeRequest } from "../fakes/providers/index.js";
 import { estimateTokens } from "../../data-plane/src/providers/index.js";
+import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
 import { MODELS, PROVIDERS, rawCall, startProxyWorld, type ProxyWorld, type RawAnswer } from "./proxy-helpers.js";
 import { startControlledUpstream, write, type ControlledUpstream } from "./proxy-upstreams.js";
 
@@ -328,6 +329,51 @@ test.serial("provider 4xx/5xx answers are passed through unchanged (status, body
     t.is(trace.errorCode, `upstream_${status}`);
     t.is(res.headers["x-request-id"], trace.requestId, "X-Request-Id is the sidecar's (the trace's)");
   }
+});
+
+test.serial("a 200 answer that says its generation failed is passed unchanged and traced as error upstream_answer_error, with its usage and cost", async (t) => {
+  // The providers' own signals: Mistral's finish_reason "error", Cohere's ERROR (through the fakes).
+  for (const [provider, finishReason] of [["mistral", "error"], ["cohere", "ERROR"]] as const) {
+    const script = { text: "Half an answer.", finishReason, usage: { inputTokens: 31, outputTokens: 4 } };
+    const req = nativeRequest(provider);
+    w.fakes.script(script);
+    const res = await rawCall(w.proxyUrl(provider, req.path), { headers: { ...req.headers, ...w.serviceHeaders(agentId) }, body: req.body });
+    t.is(res.status, 200, provider);
+    const answer = JSON.parse(res.text) as { finish_reason?: string; choices?: { finish_reason: string }[] };
+    t.is(answer.choices?.[0]?.finish_reason ?? answer.finish_reason, finishReason, `${provider}: the provider's answer as it came`);
+    const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+    t.is(trace.status, "error", provider);
+    t.is(trace.errorCode, "upstream_answer_error", provider);
+    t.is(trace.httpStatus, 200, provider);
+    t.is(trace.inputTokens, 31, provider);
+    t.is(trace.outputTokens, 4, provider);
+    t.is(trace.costUsd, computeCost(priceFor(provider, MODELS[provider]), { inputTokens: 31, outputTokens: 4, cachedInputTokens: 0, cacheWriteTokens: 0 }).totalCost, provider);
+    t.is(Number(res.headers["x-service-cost"]), trace.costUsd, provider);
+  }
+  // An error object in a 200 body (OpenAI-compatible servers), and a Responses object whose status is "failed".
+  const failures: [string, Buffer][] = [
+    ["/v1/chat/completions", Buffer.from('{"error":{"message":"model overloaded","type":"server_error","code":null}}')],
+    ["/v1/responses", Buffer.from(JSON.stringify({ id: "resp_1", object: "response", status: "failed", error: { code: "server_error", message: "The model failed to generate a response." }, model: "gpt-4o", output: [], usage: { input_tokens: 12, output_tokens: 0, total_tokens: 12 } }))],
+  ];
+  for (const [path, body] of failures) {
+    ctl.handle((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(body.length) });
+      res.end(body);
+    });
+    const res = await rawCall(`${edge.url}/v1/proxy/openai${path}`, { headers: { authorization: "Bearer sk", ...w.serviceHeaders(agentId) }, body: path === "/v1/responses" ? { model: "gpt-4o", input: "hello" } : CHAT });
+    t.is(res.status, 200, path);
+    t.true(res.bytes.equals(body), `${path}: body unchanged`);
+    const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+    t.is(trace.status, "error", path);
+    t.is(trace.errorCode, "upstream_answer_error", path);
+  }
+  // A clean answer of each of those shapes stays a success.
+  w.fakes.script({ text: "A whole answer." });
+  const req = nativeRequest("mistral");
+  const ok = await rawCall(w.proxyUrl("mistral", req.path), { headers: { ...req.headers, ...w.serviceHeaders(agentId) }, body: req.body });
+  const trace = await w.trace(String(ok.headers["x-service-trace-id"]));
+  t.is(trace.status, "success");
+  t.is(trace.errorCode, "");
 });
 
 test.serial("hop-by-hop fields are not forwarded either way (RFC 9110 §7.6.1), X-Service-* never, Via is added, the rest passes", async (t) => {

@@ -139,6 +139,19 @@ export function chatInputExtraSlots(body: unknown): InputExtraGroup[] {
   return groups;
 }
 
+/**
+ * A choice that finished with `finish_reason: "error"` (Mistral's own failed generation, in a 200 answer as
+ * in a stream; see the stream observer's failedFinish): its `error` message when it carries one, else a
+ * generic one. Any failed choice makes the answer a failed one, as in streams.
+ */
+function failedChoice(json: unknown): string | undefined {
+  for (const choice of sortedChoices(json)) {
+    if (choice.finish_reason !== "error") continue;
+    return (isObject(choice.error) ? asString(choice.error.message) : undefined) ?? 'the answer ended with finish_reason "error"';
+  }
+  return undefined;
+}
+
 function sortedChoices(json: unknown): JsonObject[] {
   if (!isObject(json)) return [];
   return asArray(json.choices)
@@ -474,7 +487,8 @@ export function parseChatResponse(json: unknown): ResponseFacts {
     const uncounted = chatUncountedText(json); // only counted when the provider reported no usage
     if (uncounted) facts.uncountedOutputText = uncounted;
   }
-  if (errorMessage !== undefined) facts.errorMessage = errorMessage;
+  const failed = errorMessage ?? failedChoice(json);
+  if (failed !== undefined) facts.errorMessage = failed;
   return facts;
 }
 

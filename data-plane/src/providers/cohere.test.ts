@@ -89,6 +89,12 @@ test("parseResponse: billed units are the usage, tool calls, error bodies", (t) 
   t.deepEqual(facts.usage, { inputTokens: 5, outputTokens: 26, cachedInputTokens: 2, cacheWriteTokens: 0 });
   t.deepEqual(facts.toolCalls, [{ name: "lookup", id: "t1" }]);
   t.is(adapter.parseResponse({ id: "e", message: "invalid api token" }).errorMessage, "invalid api token");
+  t.is(facts.errorMessage, undefined);
+  // Cohere's own failed generation in a 200 answer.
+  const failed = adapter.parseResponse({ ...json, finish_reason: "ERROR" });
+  t.is(failed.errorMessage, "the answer ended with finish_reason ERROR");
+  t.deepEqual(failed.usage, facts.usage);
+  for (const finish of ["COMPLETE", "MAX_TOKENS", "TOOL_CALL", "STOP_SEQUENCE", "TIMEOUT"]) t.is(adapter.parseResponse({ ...json, finish_reason: finish }).errorMessage, undefined, finish);
   t.deepEqual(adapter.parseResponse({ message: { content: [] }, usage: { tokens: { input_tokens: 9, output_tokens: 1 } } }).usage, { inputTokens: 9, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0 });
   const redacted = adapter.mapCompletionText(json, (s) => s.replace("one", "1"));
   t.is(adapter.parseResponse(redacted).completionText, "Part 1\n\nPart two");

@@ -229,6 +229,8 @@ function parseResponse(json: unknown): ResponseFacts {
   }
   const finish = asString(json.finish_reason);
   if (finish !== undefined) facts.finishReason = finish;
+  // Cohere's own failed generation in a 200 answer (its streams end so too: the observer's ERROR case).
+  if (finish === "ERROR" && facts.errorMessage === undefined) facts.errorMessage = "the answer ended with finish_reason ERROR";
   return facts;
 }
 

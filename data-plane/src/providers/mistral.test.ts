@@ -52,6 +52,21 @@ test("error bodies in Mistral's shapes give errorMessage", (t) => {
   t.regex(adapter.parseResponse({ detail: [{ loc: ["body", "model"], msg: "Field required" }] }).errorMessage ?? "", /Field required/);
 });
 
+test("a 200 answer with a choice finishing \"error\" (Mistral's failed generation) gives errorMessage; other finishes do not", (t) => {
+  const answer = (finishes: string[], extra: Record<string, unknown> = {}) => ({
+    id: "a", object: "chat.completion", model: "mistral-small-latest",
+    choices: finishes.map((f, index) => ({ index, message: { role: "assistant", content: "Half" }, finish_reason: f, ...extra })),
+    usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+  });
+  const failed = adapter.parseResponse(answer(["error"]));
+  t.is(failed.errorMessage, 'the answer ended with finish_reason "error"');
+  t.is(failed.finishReason, "error");
+  t.deepEqual(failed.usage, { inputTokens: 3, outputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0 });
+  t.is(adapter.parseResponse(answer(["stop", "error"])).errorMessage, 'the answer ended with finish_reason "error"', "any failed choice");
+  t.is(adapter.parseResponse(answer(["error"], { error: { message: "backend went away" } })).errorMessage, "backend went away");
+  for (const finish of ["stop", "length", "tool_calls", "model_length"]) t.is(adapter.parseResponse(answer([finish])).errorMessage, undefined, finish);
+});
+
 test("errorEvent: Mistral's own failure chunk (finish_reason \"error\"), the message beside the choices, no [DONE]; the SDK yields it, the observer reads the message", async (t) => {
   const text = adapter.errorEvent("Blocked by policy", "policy_violation", { details: { trace_id: "trc_1", policy_id: "pol_1" } });
   const { events } = parseSse(text);

@@ -570,6 +570,13 @@ export function createProxyHandler(deps: ProxyDeps) {
         completionText = facts.completionText;
         finishReason = facts.finishReason;
         recordAnswer(draft, facts, promptTokens, status, price);
+        if (status < 300 && facts.errorMessage !== undefined) {
+          // A 2xx answer that says the generation failed (a choice finishing with "error", Cohere's ERROR, a
+          // Responses object with status "failed", an error object in place of choices): passed through as
+          // it came, and traced as the error it is, with its usage and cost.
+          draft.status = "error";
+          draft.errorCode = "upstream_answer_error";
+        }
         service["x-service-cost"] = formatUsd(draft.cost.totalCost);
         if (status < 300 && json === undefined && raw.length > 0 && actsOnAnswers(state, agent)) {
           // A 2xx answer that cannot be read (not JSON, an unknown encoding) cannot be judged by the outbound
