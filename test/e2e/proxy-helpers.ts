@@ -102,6 +102,12 @@ export function recordingFetch(): { fetch: typeof fetch; last(): Response } {
   };
 }
 
+/** The openai SDK pointed at the world's sidecar for an agent, and the responses it received (their X-Service-* headers). */
+export function recordedOpenAI(w: ProxyWorld, agentId: string): { rec: ReturnType<typeof recordingFetch>; openai: OpenAI } {
+  const rec = recordingFetch();
+  return { rec, openai: sdkClients(w.sidecar.url, w.serviceHeaders(agentId), rec.fetch).openai };
+}
+
 /** The official SDK clients pointed at the sidecar exactly as the README documents (base URL + two headers). */
 export function sdkClients(sidecarUrl: string, serviceHeaders: Record<string, string>, f: typeof fetch) {
   const base = `${sidecarUrl}/v1/proxy`;

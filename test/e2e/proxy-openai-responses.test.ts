@@ -11,7 +11,7 @@ import { parseSse } from "../../data-plane/src/providers/index.js";
 import { computeCost, priceFor } from "../../data-plane/src/pricing/index.js";
 import { eventually } from "../harness/stack.js";
 import { rawRequest } from "../fakes/providers/index.js";
-import { rawCall, recordingFetch, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
+import { rawCall, recordedOpenAI, recordingFetch, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
 import { createPolicy } from "./policy-helpers.js";
 
 let w: ProxyWorld;
@@ -24,11 +24,7 @@ test.after.always(async () => {
   await w?.stop();
 });
 
-function client(agentId: string) {
-  const rec = recordingFetch();
-  const openai = new OpenAI({ apiKey: "sk-openai-test", baseURL: `${w.sidecar.url}/v1/proxy/openai/v1`, defaultHeaders: w.serviceHeaders(agentId), fetch: rec.fetch, maxRetries: 0 });
-  return { rec, openai };
-}
+const client = (agentId: string) => recordedOpenAI(w, agentId);
 
 const traceIdOf = (rec: ReturnType<typeof recordingFetch>): string => rec.last().headers.get("x-service-trace-id") ?? "";
 

@@ -10,13 +10,13 @@
 import type { Usage } from "../providers/types.js";
 import { computeCost } from "./compute-cost.js";
 import { PRICE_TABLE } from "./price-table.js";
-import type { Price } from "./types.js";
+import type { Price, PriceRates } from "./types.js";
 
 const ceilings = new Map<string, Price | null>();
 
 /**
  * The provider's ceiling as a Price: `input` the highest of every input-side rate (input, cached input,
- * cache writes, long-context ones) of its models, `output` the highest output rate; no separate cached
+ * cache writes, long-context and service-tier ones) of its models, `output` the highest output rate; no separate cached
  * or cache-write rates, so every input token is billed at `input`. Undefined for a provider without
  * table entries.
  */
@@ -26,9 +26,12 @@ export function ceilingPrice(provider: string): Price | undefined {
     p = null;
     for (const e of PRICE_TABLE.models) {
       if (e.provider !== provider) continue;
-      const l = e.longContext;
-      const input = Math.max(e.input, e.cachedInput ?? 0, e.cacheWrite ?? 0, e.cacheWriteLong ?? 0, l?.input ?? 0, l?.cachedInput ?? 0, l?.cacheWrite ?? 0, l?.cacheWriteLong ?? 0);
-      const output = Math.max(e.output, l?.output ?? 0);
+      // Every rate the model can be billed at: base, long-context and its tiers' (a provider's tier factor
+      // scales the base ones: only a factor above 1 can raise the ceiling).
+      const all: PriceRates[] = [e, ...(e.longContext ? [e.longContext] : []), ...Object.values(e.tiers ?? {}).filter((r) => r !== undefined)];
+      const up = Math.max(1, ...Object.values(PRICE_TABLE.serviceTierFactors?.[e.provider] ?? {}));
+      const input = up * Math.max(...all.map((r) => Math.max(r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0, r.cacheWriteLong ?? 0)));
+      const output = up * Math.max(...all.map((r) => r.output));
       p ??= { provider: e.provider, model: "(highest rates in the table)", input, output, version: PRICE_TABLE.version };
       p.input = Math.max(p.input, input);
       p.output = Math.max(p.output, output);

@@ -13,5 +13,6 @@ export function priceFor(provider: string, model: string): Price | undefined {
   if (entry.cacheWrite !== undefined) price.cacheWrite = entry.cacheWrite;
   if (entry.cacheWriteLong !== undefined) price.cacheWriteLong = entry.cacheWriteLong;
   if (entry.longContext) price.longContext = { ...entry.longContext };
+  if (entry.tiers) price.tiers = entry.tiers;
   return price;
 }

@@ -31,6 +31,12 @@ function checkRates(where: string, rates: PriceRates): void {
   checkRate(`${where}.cacheWriteLong`, rates.cacheWriteLong, true);
 }
 
+/** Each rate times `factor`, unrounded: checkRates then refuses a product with more than 6 decimals. */
+function scaledExactly(rates: PriceRates, factor: number): PriceRates {
+  const f = (r: number | undefined) => (r === undefined ? undefined : r * factor);
+  return { input: rates.input * factor, output: rates.output * factor, cachedInput: f(rates.cachedInput), cacheWrite: f(rates.cacheWrite), cacheWriteLong: f(rates.cacheWriteLong) };
+}
+
 export function validatePriceTable(table: unknown): PriceTable {
   const t = table as PriceTable;
   if (typeof t !== "object" || t === null) throw new PriceTableError("price table must be an object");
@@ -40,6 +46,12 @@ export function validatePriceTable(table: unknown): PriceTable {
     if (typeof t.source?.[p] !== "string") throw new PriceTableError(`source for ${p} missing`);
   }
   if (!Array.isArray(t.models)) throw new PriceTableError("models must be an array");
+  for (const [provider, tiers] of Object.entries(t.serviceTierFactors ?? {})) {
+    if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`serviceTierFactors: unknown provider ${provider}`);
+    for (const [tier, factor] of Object.entries(tiers ?? {})) {
+      if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) throw new PriceTableError(`serviceTierFactors.${provider}.${tier}: factor must be a positive number`);
+    }
+  }
   const seen = new Set<string>();
   t.models.forEach((entry, i) => {
     const where = `models[${i}] ${entry?.model ?? "?"}`;
@@ -50,6 +62,15 @@ export function validatePriceTable(table: unknown): PriceTable {
       if (!Number.isInteger(entry.longContext.aboveInputTokens) || entry.longContext.aboveInputTokens <= 0) {
         throw new PriceTableError(`${where}: longContext.aboveInputTokens must be a positive integer`);
       }
+    }
+    for (const [tier, rates] of Object.entries(entry.tiers ?? {})) {
+      if (rates === undefined || typeof rates !== "object") throw new PriceTableError(`${where}.tiers.${tier}: rates missing`);
+      checkRates(`${where}.tiers.${tier}`, rates);
+    }
+    for (const [tier, factor] of Object.entries(t.serviceTierFactors?.[entry.provider] ?? {})) {
+      // The tier's rates must stay exact (6 decimals), as every table rate.
+      const all = [entry, ...(entry.longContext ? [entry.longContext] : [])];
+      for (const r of all) checkRates(`${where} × ${entry.provider} ${tier} factor ${factor}`, scaledExactly(r, factor));
     }
     for (const name of [entry.model, ...(entry.aliases ?? [])]) {
       const key = `${entry.provider}:${name.toLowerCase()}`;

@@ -18,12 +18,19 @@ export interface LongContextRates extends PriceRates {
   aboveInputTokens: number;
 }
 
+/** A model's own rates for a service tier (OpenAI `priority`): they replace the base rates. */
+export type TierRates = Partial<Record<string, PriceRates>>;
+
 /** One model's price as found by priceFor(). */
 export interface Price extends PriceRates {
   provider: ProviderName;
   /** Canonical table entry the requested name matched. */
   model: string;
   longContext?: LongContextRates;
+  /** The model's own tier rates (tierPrice). */
+  tiers?: TierRates;
+  /** The service tier these rates are for, when not the base (standard) one. */
+  tier?: string;
   /** Version of the price table the price comes from. */
   version: string;
 }
@@ -34,6 +41,7 @@ export interface PriceEntry extends PriceRates {
   model: string;
   aliases?: string[];
   longContext?: LongContextRates;
+  tiers?: TierRates;
 }
 
 export interface PriceTable {
@@ -45,6 +53,8 @@ export interface PriceTable {
   crossCheckedWith?: string;
   notes?: string[];
   matching?: string[];
+  /** provider → service tier → factor applied to every rate of a model (OpenAI flex: 0.5). */
+  serviceTierFactors?: Partial<Record<ProviderName, Record<string, number>>>;
   models: PriceEntry[];
 }
 

@@ -478,6 +478,8 @@ export function parseChatResponse(json: unknown): ResponseFacts {
     if (usage) facts.usage = usage;
     const model = asString(json.model);
     if (model !== undefined) facts.model = model;
+    const tier = asString(json.service_tier);
+    if (tier !== undefined) facts.serviceTier = tier;
     const finish = sortedChoices(json)
       .map((c) => asString(c.finish_reason))
       .find((f) => f !== undefined);
@@ -554,6 +556,8 @@ export class ChatCompletionsObserver implements StreamObserver {
   private readonly uncounted: string[] = [];
   private usage: Usage | undefined;
   private model: string | undefined;
+  /** The service tier the chunks name (OpenAI sends it on every chunk). */
+  private serviceTier: string | undefined;
   /** The finish reason of the lowest choice index that sent one (as parseChatResponse picks it from JSON). */
   private finishReason: string | undefined;
   private finishIndex = Infinity;
@@ -598,6 +602,7 @@ export class ChatCompletionsObserver implements StreamObserver {
     if (this.uncounted.length > 0) facts.uncountedOutputText = this.uncounted.join("");
     if (this.usage) facts.usage = this.usage;
     if (this.model !== undefined) facts.model = this.model;
+    if (this.serviceTier !== undefined) facts.serviceTier = this.serviceTier;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
     else if (this.failedFinish !== undefined) facts.errorMessage = this.failedFinish; // the client has the provider's signal
@@ -624,6 +629,8 @@ export class ChatCompletionsObserver implements StreamObserver {
     }
     const model = asString(chunk.model);
     if (model !== undefined) this.model = model;
+    const tier = chunk.service_tier;
+    if (typeof tier === "string") this.serviceTier = tier;
     const usage = chatUsage(chunk.usage);
     if (usage) this.usage = usage;
     asArray(chunk.choices).forEach((raw, position) => {

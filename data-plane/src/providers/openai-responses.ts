@@ -344,6 +344,8 @@ export function parseResponsesAnswer(json: unknown): ResponseFacts {
     if (usage) facts.usage = usage;
     const model = asString(json.model);
     if (model !== undefined) facts.model = model;
+    const tier = asString(json.service_tier);
+    if (tier !== undefined) facts.serviceTier = tier;
     const finish = finishReason(json);
     if (finish !== undefined) facts.finishReason = finish;
   }
@@ -441,6 +443,8 @@ export class ResponsesObserver implements StreamObserver {
   /** An event of the response came (a body with none is not a Responses stream: nothing to call unfinished). */
   private started = false;
   private model: string | undefined;
+  /** The service tier the last response object named (response.created names the requested one, the final one the tier that served). */
+  private serviceTier: string | undefined;
   private errorMessage: string | undefined;
 
   constructor() {
@@ -462,6 +466,7 @@ export class ResponsesObserver implements StreamObserver {
     const args = toolArguments(answer);
     if (args.length > 0) facts.toolArguments = args;
     if (facts.model === undefined && this.model !== undefined) facts.model = this.model;
+    if (facts.serviceTier === undefined && this.serviceTier !== undefined) facts.serviceTier = this.serviceTier;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
     return facts;
   }
@@ -515,6 +520,8 @@ export class ResponsesObserver implements StreamObserver {
     if (isObject(json.response)) {
       const model = asString(json.response.model);
       if (model !== undefined) this.model = model;
+      const tier = asString(json.response.service_tier);
+      if (tier !== undefined) this.serviceTier = tier;
       if (RESPONSE_TERMINAL_EVENTS.has(type)) this.final = json.response;
       return;
     }

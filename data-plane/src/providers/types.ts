@@ -78,6 +78,8 @@ export interface ResponseFacts {
   finishReason?: string;
   /** Model the provider says answered (e.g. a dated snapshot of the requested alias). */
   model?: string;
+  /** The service tier the provider says served the call (OpenAI `service_tier`: default, flex, priority): its rates price the answer. */
+  serviceTier?: string;
   /** Set when the answer is (or the stream carried) a provider error. */
   errorMessage?: string;
   /**

@@ -1,7 +1,7 @@
 // Cost on the hot path: table prices looked up once per (provider, model) and kept, the price of an
 // answer (by the model the provider reports when the table knows it, else the requested one), the
 // usage a trace records (the provider's, else counted locally and flagged), and the USD header format.
-import { ceilingPrice, computeCost, priceFor, type CostBreakdown, type Price } from "../pricing/index.js";
+import { ceilingPrice, computeCost, priceFor, tierPrice, type CostBreakdown, type Price } from "../pricing/index.js";
 import { estimateTokens, type ResponseFacts, type Usage } from "../providers/index.js";
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 });
@@ -22,6 +22,20 @@ export function reservationPrice(provider: string, price: Price | undefined): Pr
   return price ?? ceilingPrice(provider);
 }
 
+/**
+ * The price of the call as requested: the requested service tier's (OpenAI `service_tier` in the body:
+ * priority) when its rates are not below the base ones, else the base price. It prices what is known
+ * before an answer (the budget reservation, a stream's input cost at its headers, a prompt billed without
+ * an answer); the answer itself is priced at the tier the provider says served it. A tier that would cost
+ * less (flex) is not assumed: a reservation must bound the call.
+ */
+export function requestedPrice(price: Price | undefined, body: unknown): Price | undefined {
+  const tier = typeof body === "object" && body !== null ? (body as { service_tier?: unknown }).service_tier : undefined;
+  if (typeof tier !== "string" || price === undefined) return price;
+  const t = tierPrice(price, tier);
+  return t !== undefined && t.input >= price.input && t.output >= price.output ? t : price;
+}
+
 /** priceFor() memoised: the price table is immutable for the life of the process. */
 export function cachedPrice(provider: string, model: string): Price | undefined {
   if (model === "") return undefined;
@@ -36,10 +50,14 @@ export function cachedPrice(provider: string, model: string): Price | undefined 
   return p ?? undefined;
 }
 
-/** The price of an answer: by the model the provider says answered when the table knows it (a dated snapshot of an alias), else by the requested model. */
-export function answerPrice(provider: string, requested: Price | undefined, reportedModel: string | undefined): Price | undefined {
-  if (reportedModel === undefined || reportedModel === "") return requested;
-  return cachedPrice(provider, reportedModel) ?? requested;
+/**
+ * The price of an answer: by the model the provider says answered when the table knows it (a dated
+ * snapshot of an alias), else by the requested model; at the service tier the provider says served it
+ * (tierPrice: priority and flex rates; no tier named, or one the table has no rates for: the base rates).
+ */
+export function answerPrice(provider: string, requested: Price | undefined, reportedModel: string | undefined, servedTier?: string): Price | undefined {
+  const base = reportedModel === undefined || reportedModel === "" ? requested : (cachedPrice(provider, reportedModel) ?? requested);
+  return tierPrice(base, servedTier);
 }
 
 /** Cost of `inputTokens` input tokens alone (the input cost known when a stream's headers leave). */

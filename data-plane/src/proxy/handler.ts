@@ -27,7 +27,7 @@ import { parseProxyUrl } from "./route.js";
 import { ClientGoneError } from "./read-body.js";
 import { admit, firstHeader, type Admission } from "./admission.js";
 import { budgetCharge, type ChargedCall, type Price } from "../pricing/index.js";
-import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
+import { answerPrice, cachedPrice, costOf, formatUsd, inputCost, requestedPrice, reservationPrice, settleUsage, unansweredUsage, ZERO_USAGE } from "./cost.js";
 import { maxOutputTokens, modelContextWindow, requestAttachments, secondsToUtcMidnight, utcDay } from "./budget-reservation.js";
 import { governedOutputText, type RedactedThinkingStore } from "../policy/thinking/index.js";
 import { actsOnAnswers, answerActor, judgedInput, outboundPhase, policiesNeedInputTokens, recordInputExtras, redactAnswer, redactInputExtras, redactPrompt, scanInputExtras } from "./governance.js";
@@ -106,7 +106,7 @@ function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () 
   const settled = settleUsage(facts, promptTokens, status);
   draft.usage = settled.usage;
   draft.tokensEstimated = settled.estimated;
-  draft.cost = costOf(answerPrice(draft.provider, price, facts.model), draft.usage);
+  draft.cost = costOf(answerPrice(draft.provider, price, facts.model, facts.serviceTier), draft.usage);
 }
 
 export function createProxyHandler(deps: ProxyDeps) {
@@ -153,6 +153,8 @@ export function createProxyHandler(deps: ProxyDeps) {
     const { state, agent, adapter, target, body } = admission;
     const model = target.model || agent.model;
     const price = cachedPrice(adapter.name, model);
+    /** The price as requested (a priority service tier's rates): what is known before an answer. */
+    const askedPrice = requestedPrice(price, body);
     const spans: Record<string, number> = {};
     const draft: TraceDraft = {
       id: traceId,
@@ -318,7 +320,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         // count exceeds a text's bytes (BudgetLedger.reserve).
         // An answer without text (embeddings) bills no output: none is reserved (adapter.answersWithText).
         const maxOut = adapter.answersWithText === false ? 0 : maxOutputTokens(body, adapter.name, model);
-        const atPrice = reservationPrice(adapter.name, price);
+        const atPrice = reservationPrice(adapter.name, askedPrice);
         const cost = (inputTokens: number) => (atPrice ? costOf(atPrice, { ...ZERO_USAGE, inputTokens, outputTokens: maxOut }).totalCost : 0);
         // Inline media count by their length (no fewer characters than tokens); a document or a file
         // referenced by URL or id can bill more tokens than the body has bytes, so such a request reserves
@@ -382,7 +384,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         const settled = unansweredUsage(promptTokens);
         draft.usage = settled.usage;
         draft.tokensEstimated = settled.estimated;
-        draft.cost = costOf(price, draft.usage);
+        draft.cost = costOf(askedPrice, draft.usage);
       };
       forwarded = { abort: () => abort.emit("abort"), chargeUnanswered };
       /** The provider could not be reached or its answer could not be read: 502/504, or client_closed. */
@@ -475,7 +477,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         // The input cost known now: exact when the prompt was counted already, else estimated at 4
         // characters per token (a tokenizer pass here would delay the first byte); the trailer and the
         // trace have the provider's figures.
-        service["x-service-cost"] = formatUsd(inputCost(price, promptTokenCount >= 0 ? promptTokenCount : Math.ceil(prompt.length / 4)));
+        service["x-service-cost"] = formatUsd(inputCost(askedPrice, promptTokenCount >= 0 ? promptTokenCount : Math.ceil(prompt.length / 4)));
         service["x-service-overhead-ms"] = ms(tUp - t0 + (performance.now() - tHeaders));
         // The final cost goes in a trailer, which needs chunked framing: an HTTP/1.0 client (nginx's default
         // to its upstreams) gets a close-delimited body and the cost in the trace only.

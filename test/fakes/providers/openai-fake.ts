@@ -2,7 +2,7 @@
 // (openai-responses-fake.ts), POST /v1/embeddings (embeddings-fake.ts), GET /v1/models, native error
 // bodies {error:{message,type,param,code}}.
 import type { FakeContext, FakeReply } from "./reply.js";
-import { bearer, chunks, completionText, CREATED, isRecord, json, toolCallsOf, usageOf } from "./reply.js";
+import { bearer, chunks, completionText, CREATED, isRecord, json, servedTier, toolCallsOf, usageOf } from "./reply.js";
 import type { FakeError } from "./types.js";
 import { openaiResponsesFake } from "./openai-responses-fake.js";
 import { openAiStyleEmbeddingsFake } from "./embeddings-fake.js";
@@ -81,6 +81,7 @@ export function openaiFake(ctx: FakeContext): FakeReply {
   const finish = ctx.script.finishReason ?? (tools.length > 0 ? "tool_calls" : "stop");
   const id = ctx.ids.next("chatcmpl-", 29, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789");
   const fingerprint = "fp_fake0001";
+  const tier = servedTier(body.service_tier);
 
   if (body.stream !== true) {
     const message: Record<string, unknown> = { role: "assistant", content: text === "" ? null : text, refusal: null, annotations: [] };
@@ -94,14 +95,14 @@ export function openaiFake(ctx: FakeContext): FakeReply {
       model,
       choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
       usage: usageBody(ctx),
-      service_tier: "default",
+      service_tier: tier,
       system_fingerprint: fingerprint,
     });
   }
 
   const includeUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => {
-    const c: Record<string, unknown> = { id, object: "chat.completion.chunk", created: CREATED, model, service_tier: "default", system_fingerprint: fingerprint, choices };
+    const c: Record<string, unknown> = { id, object: "chat.completion.chunk", created: CREATED, model, service_tier: tier, system_fingerprint: fingerprint, choices };
     if (includeUsage) c.usage = null;
     return `data: ${JSON.stringify({ ...c, ...extra })}\n\n`;
   };

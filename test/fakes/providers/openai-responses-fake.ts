@@ -3,7 +3,7 @@
 // and the final response.completed, as the API sends them). Scripted reasoning becomes a reasoning item
 // with a summary; a finishReason other than "completed" ends the response `incomplete` with that reason.
 import type { FakeContext, FakeReply } from "./reply.js";
-import { chunks, completionText, CREATED, json, toolCallsOf, usageOf } from "./reply.js";
+import { chunks, completionText, CREATED, json, servedTier, toolCallsOf, usageOf } from "./reply.js";
 
 type Json = Record<string, unknown>;
 const ID_ALPHABET = "0123456789abcdef";
@@ -53,6 +53,7 @@ export function openaiResponsesFake(ctx: FakeContext, headers: Record<string, st
     created_at: CREATED,
     status,
     background: false,
+    service_tier: servedTier(body.service_tier),
     error: null,
     incomplete_details: status === "incomplete" ? { reason: finish } : null,
     instructions: typeof body.instructions === "string" ? body.instructions : null,

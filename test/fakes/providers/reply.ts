@@ -97,3 +97,11 @@ export function bearer(headers: IncomingHttpHeaders): string | undefined {
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/**
+ * The tier OpenAI says served a call: the one requested (`flex`, `priority`, `scale`), `default` when none
+ * or `auto` was asked for (a project whose default tier is priority would get `priority` for `auto`).
+ */
+export function servedTier(requested: unknown): string {
+  return typeof requested === "string" && requested !== "auto" ? requested : "default";
+}

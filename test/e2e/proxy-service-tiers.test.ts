@@ -1,0 +1,106 @@
+// OpenAI service tiers (the official openai SDK through the sidecar): an answer is priced at the tier the
+// provider says served it (`service_tier` in chat completions, chunks and Responses objects): priority at
+// the model's own priority rates, flex at half of every rate, default (or `auto`) at the base rates; and a
+// daily budget reserves and charges a priority call at its priority rates, so the budget holds.
+import test from "ava";
+import { computeCost, priceFor, tierPrice, type Price } from "../../data-plane/src/pricing/index.js";
+import { estimateTokens } from "../../data-plane/src/providers/index.js";
+import { recordedOpenAI, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
+
+let w: ProxyWorld;
+
+test.before(async () => {
+  w = await startProxyWorld({ SSE_KEEPALIVE_MS: "0" });
+});
+test.after.always(async () => {
+  await w?.stop();
+});
+
+const USAGE = { inputTokens: 2000, outputTokens: 300, cachedInputTokens: 1024, cacheWriteTokens: 0 };
+
+function base(model: string): Price {
+  const p = priceFor("openai", model);
+  if (!p) throw new Error(`${model} is not in the price table`);
+  return p;
+}
+
+type Tier = "priority" | "flex" | "auto" | undefined;
+const CASES: { model: string; tier: Tier; served: string; rates: (p: Price) => Price }[] = [
+  // gpt-4o's priority rates are 1.7× its standard ones (openai.com/api-priority-processing).
+  { model: "gpt-4o", tier: "priority", served: "priority", rates: (p) => ({ ...p, input: 4.25, cachedInput: 2.125, output: 17 }) },
+  { model: "o3", tier: "flex", served: "flex", rates: (p) => ({ ...p, input: p.input / 2, cachedInput: (p.cachedInput ?? p.input) / 2, output: p.output / 2 }) },
+  { model: "gpt-4o", tier: "auto", served: "default", rates: (p) => p },
+  { model: "gpt-4o", tier: undefined, served: "default", rates: (p) => p },
+];
+
+for (const c of CASES) {
+  test.serial(`chat completions and Responses, JSON and stream: service_tier ${c.tier ?? "(none)"} on ${c.model} is served as ${c.served} and priced at its rates`, async (t) => {
+    const agent = await w.agent(`tier-${c.model}-${c.tier ?? "none"}`);
+    const { rec, openai } = recordedOpenAI(w, agent);
+    const expected = computeCost(c.rates(base(c.model)), USAGE);
+    if (c.served === "default") t.is(expected.totalCost, computeCost(base(c.model), USAGE).totalCost);
+    else t.not(expected.totalCost, computeCost(base(c.model), USAGE).totalCost, "the tier changes the price");
+    const tier = c.tier === undefined ? {} : { service_tier: c.tier };
+
+    const calls: [string, () => Promise<string | null | undefined>][] = [
+      ["chat JSON", async () => (await openai.chat.completions.create({ model: c.model, messages: [{ role: "user", content: "Hi" }], ...tier })).service_tier],
+      ["chat stream", async () => {
+        const stream = await openai.chat.completions.create({ model: c.model, messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true }, ...tier });
+        let served: string | null | undefined;
+        for await (const chunk of stream) served = chunk.service_tier;
+        return served;
+      }],
+      ["Responses JSON", async () => (await openai.responses.create({ model: c.model, input: "Hi", ...tier })).service_tier],
+      ["Responses stream", async () => {
+        const stream = openai.responses.stream({ model: c.model, input: "Hi", ...tier });
+        for await (const _e of stream) {
+          // drain
+        }
+        return (await stream.finalResponse()).service_tier;
+      }],
+    ];
+    for (const [label, call] of calls) {
+      w.fakes.script({ text: "Tiered.", usage: USAGE });
+      const served = await call();
+      t.is(served, c.served, `${label}: the SDK sees the tier that served the call`);
+      const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+      t.is(trace.costUsd, expected.totalCost, `${label}: cost at the served tier's rates`);
+      t.is(trace.pricePerMillionInput, expected.pricePerMillionInput, label);
+      t.is(trace.pricePerMillionOutput, expected.pricePerMillionOutput, label);
+      t.false(trace.priceMissing, label);
+    }
+  });
+}
+
+test.serial("a tier the table has no rates for (scale; priority on a model without priority rates) is priced at the base rates", async (t) => {
+  const agent = await w.agent("tier-unpriced");
+  const { rec, openai } = recordedOpenAI(w, agent);
+  for (const [model, tier] of [["gpt-4o", "scale"], ["gpt-4.1-nano", "flex"], ["gpt-5.6", "priority"]] as const) {
+    w.fakes.script({ text: "Tiered.", usage: USAGE });
+    const r = await openai.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }], service_tier: tier as "priority" });
+    t.is(r.service_tier, tier);
+    const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+    const priced = computeCost(tierPrice(base(model), tier), USAGE).totalCost;
+    t.is(trace.costUsd, priced, `${model} ${tier}`);
+    if (tier !== "flex") t.is(priced, computeCost(base(model), USAGE).totalCost, `${model} ${tier}: the base rates`);
+  }
+});
+
+test.serial("a daily budget reserves and charges priority calls at their priority rates: parallel calls stay within it", async (t) => {
+  const prompt = "budget at priority";
+  const out = 100;
+  const inputTokens = estimateTokens(prompt);
+  const usage = { inputTokens, outputTokens: out, cachedInputTokens: 0, cacheWriteTokens: 0 };
+  const priority = computeCost(tierPrice(base("gpt-4o"), "priority"), usage).totalCost;
+  const standard = computeCost(base("gpt-4o"), usage).totalCost;
+  t.true(standard * 1.5 < priority, "at standard rates, half again as many calls would fit");
+  const agent = await w.agent("tier-budget", `budget_limit_daily: ${10.5 * priority}\n`);
+  const { openai } = recordedOpenAI(w, agent);
+  w.fakes.script({ text: "ok", usage: { inputTokens, outputTokens: out }, delayMs: 50 });
+  const results = await Promise.allSettled(
+    Array.from({ length: 40 }, () => openai.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: prompt }], max_tokens: out, service_tier: "priority" })),
+  );
+  const passed = results.filter((r) => r.status === "fulfilled").length;
+  t.true(passed >= 10 && passed <= 11, `passed ${passed}: 10 fit the budget at priority rates, at most 1 more as the in-flight allowance`);
+  for (const r of results) if (r.status === "rejected") t.is((r.reason as { status?: number }).status, 429);
+});
