@@ -1,11 +1,14 @@
-// OpenAI service tiers (the official openai SDK through the sidecar): an answer is priced at the tier the
-// provider says served it (`service_tier` in chat completions, chunks and Responses objects): priority at
-// the model's own priority rates, flex at half of every rate, default (or `auto`) at the base rates; and a
-// daily budget reserves and charges a priority call at its priority rates, so the budget holds.
+// Service tiers (the official SDKs through the sidecar): an answer is priced at the tier the provider says
+// served it (OpenAI `service_tier` in chat completions, chunks and Responses objects; Anthropic
+// `usage.speed`): OpenAI priority at the model's own priority rates, flex at half of every rate, default
+// (or `auto`) at the base rates; Anthropic fast mode at the model's fast rates; Gemini flex and priority
+// (the tier served named in a response header) at the model's tier rates; and a daily budget reserves and
+// charges a priority call at its priority rates, so the budget holds.
 import test from "ava";
 import { computeCost, priceFor, tierPrice, type Price } from "../../data-plane/src/pricing/index.js";
 import { estimateTokens } from "../../data-plane/src/providers/index.js";
-import { recordedOpenAI, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
+import { nativeRequest } from "../fakes/providers/index.js";
+import { rawCall, recordedOpenAI, recordingFetch, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
 
 let w: ProxyWorld;
 
@@ -18,8 +21,11 @@ test.after.always(async () => {
 
 const USAGE = { inputTokens: 2000, outputTokens: 300, cachedInputTokens: 1024, cacheWriteTokens: 0 };
 
-function base(model: string): Price {
-  const p = priceFor("openai", model);
+function base(model: string): Price;
+function base(provider: "openai" | "anthropic", model: string): Price;
+function base(a: string, b?: string): Price {
+  const [provider, model] = b === undefined ? ["openai", a] : [a, b];
+  const p = priceFor(provider, model);
   if (!p) throw new Error(`${model} is not in the price table`);
   return p;
 }
@@ -75,7 +81,7 @@ for (const c of CASES) {
 test.serial("a tier the table has no rates for (scale; priority on a model without priority rates) is priced at the base rates", async (t) => {
   const agent = await w.agent("tier-unpriced");
   const { rec, openai } = recordedOpenAI(w, agent);
-  for (const [model, tier] of [["gpt-4o", "scale"], ["gpt-4.1-nano", "flex"], ["gpt-5.6", "priority"]] as const) {
+  for (const [model, tier] of [["gpt-4o", "scale"], ["gpt-4.1-nano", "flex"], ["gpt-5.4-nano", "priority"]] as const) {
     w.fakes.script({ text: "Tiered.", usage: USAGE });
     const r = await openai.chat.completions.create({ model, messages: [{ role: "user", content: "Hi" }], service_tier: tier as "priority" });
     t.is(r.service_tier, tier);
@@ -103,4 +109,48 @@ test.serial("a daily budget reserves and charges priority calls at their priorit
   const passed = results.filter((r) => r.status === "fulfilled").length;
   t.true(passed >= 10 && passed <= 11, `passed ${passed}: 10 fit the budget at priority rates, at most 1 more as the in-flight allowance`);
   for (const r of results) if (r.status === "rejected") t.is((r.reason as { status?: number }).status, 429);
+});
+
+test.serial("Anthropic fast mode (speed: \"fast\", usage.speed in the answer) is priced at the model's fast rates, JSON and stream, cache reads and writes included", async (t) => {
+  const agent = await w.agent("tier-anthropic-fast", undefined, "anthropic");
+  const rec = recordingFetch();
+  const { anthropic } = sdkClients(w.sidecar.url, w.serviceHeaders(agent), rec.fetch);
+  const model = "claude-opus-5";
+  const usage = { inputTokens: 3000, outputTokens: 400, cachedInputTokens: 1000, cacheWriteTokens: 500 };
+  const standard = base("anthropic", model);
+  const fast = tierPrice(standard, "fast")!;
+  // Anthropic: fast mode on Opus 5 is 2× every standard rate, cache rates stacking on it.
+  t.deepEqual([fast.input, fast.output, fast.cachedInput, fast.cacheWrite], [2 * standard.input, 2 * standard.output, 2 * standard.cachedInput!, 2 * standard.cacheWrite!]);
+  for (const speed of ["fast", "standard"] as const) {
+    const expected = computeCost(speed === "fast" ? fast : standard, usage).totalCost;
+    w.fakes.script({ text: "Quick.", usage });
+    const json = await anthropic.messages.create({ model, max_tokens: 256, speed, messages: [{ role: "user", content: "Hi" }] });
+    t.is(json.usage.speed, speed);
+    t.is((await w.trace(rec.last().headers.get("x-service-trace-id") ?? "")).costUsd, expected, `JSON ${speed}`);
+    w.fakes.script({ text: "Quick.", usage });
+    const stream = anthropic.messages.stream({ model, max_tokens: 256, speed, messages: [{ role: "user", content: "Hi" }] });
+    await stream.finalMessage();
+    t.is((await w.trace(rec.last().headers.get("x-service-trace-id") ?? "")).costUsd, expected, `stream ${speed}`);
+  }
+});
+
+test.serial("Gemini flex and priority (service_tier in the body, the tier served in x-gemini-service-tier) are priced at the model's tier rates, JSON and stream", async (t) => {
+  const agent = await w.agent("tier-gemini", undefined, "google");
+  const model = "gemini-3-flash-preview";
+  const standard = priceFor("google", model)!;
+  const usage = { inputTokens: 5000, outputTokens: 700, cachedInputTokens: 2000, cacheWriteTokens: 0 };
+  for (const tier of ["flex", "priority", undefined] as const) {
+    const expected = computeCost(tierPrice(standard, tier), usage).totalCost;
+    if (tier !== undefined) t.not(expected, computeCost(standard, usage).totalCost, `${tier} has rates of its own`);
+    for (const stream of [false, true]) {
+      const req = nativeRequest("google", { model, stream });
+      const body = tier === undefined ? req.body : { ...(req.body as object), service_tier: tier };
+      w.fakes.script({ text: "Tiered.", usage });
+      const res = await rawCall(w.proxyUrl("google", req.path), { headers: { ...req.headers, ...w.serviceHeaders(agent) }, body });
+      t.is(res.status, 200, res.text);
+      t.is(res.headers["x-gemini-service-tier"], tier ?? "standard", "the provider's header reaches the client");
+      const trace = await w.trace(String(res.headers["x-service-trace-id"]));
+      t.is(trace.costUsd, expected, `${tier ?? "standard"} ${stream ? "stream" : "JSON"}`);
+    }
+  }
 });

@@ -28,7 +28,8 @@ export function ceilingPrice(provider: string): Price | undefined {
       if (e.provider !== provider) continue;
       // Every rate the model can be billed at: base, long-context and its tiers' (a provider's tier factor
       // scales the base ones: only a factor above 1 can raise the ceiling).
-      const all: PriceRates[] = [e, ...(e.longContext ? [e.longContext] : []), ...Object.values(e.tiers ?? {}).filter((r) => r !== undefined)];
+      const tiers = Object.values(e.tiers ?? {}).filter((r) => r !== undefined);
+      const all: PriceRates[] = [e, ...(e.longContext ? [e.longContext] : []), ...tiers, ...tiers.flatMap((r) => (r.longContext ? [r.longContext] : []))];
       const up = Math.max(1, ...Object.values(PRICE_TABLE.serviceTierFactors?.[e.provider] ?? {}));
       const input = up * Math.max(...all.map((r) => Math.max(r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0, r.cacheWriteLong ?? 0)));
       const output = up * Math.max(...all.map((r) => r.output));

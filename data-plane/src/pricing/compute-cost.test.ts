@@ -1,7 +1,7 @@
 // computeCost(): documented arithmetic, cached and cache-write billing, long context, rounding, missing prices.
 import test from "ava";
 import type { Usage } from "../providers/types.js";
-import { budgetCharge, ceilingMicroRates, ceilingPrice, computeCost, PRICE_TABLE, priceFor } from "./index.js";
+import { budgetCharge, ceilingMicroRates, ceilingPrice, computeCost, PRICE_TABLE, priceFor, tierPrice } from "./index.js";
 import type { Price } from "./index.js";
 
 const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0, cacheWriteTokens = 0, cacheWriteLongTokens?: number): Usage => {
@@ -119,20 +119,25 @@ test("the double-precision path gives the exact BigInt result for 20,000 random 
   t.is(computeCost(big, usage(1e12 + 1, 3)).inputCost, 150_000_000.00015);
 });
 
-test("budgetCharge: a priced call is charged its cost; an unpriced one its tokens at the provider's ceiling (every input-side rate, long context included)", (t) => {
+test("budgetCharge: a priced call is charged its cost; an unpriced one its tokens at the provider's ceiling (every input-side rate, long context and service tiers included)", (t) => {
   t.is(budgetCharge({ provider: "openai", costUsd: 0.0125, priceMissing: false, inputTokens: 10, outputTokens: 10 }), 0.0125);
   t.is(budgetCharge({ provider: "openai", costUsd: 0, priceMissing: true, inputTokens: 0, outputTokens: 0 }), 0);
   for (const provider of ["openai", "anthropic", "google", "mistral", "cohere"] as const) {
     const models = PRICE_TABLE.models.filter((m) => m.provider === provider);
-    const rates = (m: (typeof models)[number]) => [m, ...(m.longContext ? [m.longContext] : [])];
+    const rates = (m: (typeof models)[number]) => {
+      const tiers = Object.values(m.tiers ?? {}).filter((r) => r !== undefined);
+      return [m, ...(m.longContext ? [m.longContext] : []), ...tiers, ...tiers.flatMap((r) => (r.longContext ? [r.longContext] : []))];
+    };
     const input = Math.max(...models.flatMap((m) => rates(m).flatMap((r) => [r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0, r.cacheWriteLong ?? 0])));
     const output = Math.max(...models.flatMap((m) => rates(m).map((r) => r.output)));
     t.like(ceilingPrice(provider), { input, output });
     // Every priced call of this provider costs at most its tokens at the ceiling.
     for (const m of models) {
       const u = { inputTokens: 300_000, outputTokens: 5_000, cachedInputTokens: 100_000, cacheWriteTokens: 50_000, cacheWriteLongTokens: 50_000 };
-      const priced = computeCost(priceFor(provider, m.model), u).totalCost;
-      t.true(priced <= budgetCharge({ provider, costUsd: 0, priceMissing: true, inputTokens: u.inputTokens, outputTokens: u.outputTokens }) + 1e-12, `${m.model}`);
+      for (const tier of [undefined, ...Object.keys(m.tiers ?? {})]) {
+        const priced = computeCost(tierPrice(priceFor(provider, m.model, Date.parse(`${m.validFrom ?? "2026-11-01"}T12:00:00Z`)), tier), u).totalCost;
+        t.true(priced <= budgetCharge({ provider, costUsd: 0, priceMissing: true, inputTokens: u.inputTokens, outputTokens: u.outputTokens }) + 1e-12, `${m.model} ${tier ?? ""}`);
+      }
     }
     const micro = ceilingMicroRates().find((r) => r.provider === provider)!;
     t.deepEqual(micro, { provider, input: Math.round(input * 1e6), output: Math.round(output * 1e6) });

@@ -18,15 +18,16 @@ export function normalizeModelName(provider: ProviderName, model: string): strin
   return name;
 }
 
-export function matchEntry(provider: ProviderName, model: string): PriceEntry | undefined {
+/** The entry a model name matches on `day` (YYYY-MM-DD, UTC: prices with a period apply on their days). */
+export function matchEntry(provider: ProviderName, model: string, day: string): PriceEntry | undefined {
   const name = normalizeModelName(provider, model);
   if (name === "") return undefined;
-  const exact = lookupEntry(provider, name);
+  const exact = lookupEntry(provider, name, day);
   if (exact) return exact;
   for (const rule of SUFFIX_RULES) {
     if (rule.providers && !rule.providers.includes(provider)) continue;
     if (!rule.re.test(name)) continue;
-    const found = lookupEntry(provider, name.replace(rule.re, ""));
+    const found = lookupEntry(provider, name.replace(rule.re, ""), day);
     if (found) return found;
   }
   return undefined;

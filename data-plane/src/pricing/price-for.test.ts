@@ -25,13 +25,22 @@ const matches: [string, string, string][] = [
   ["google", "models/gemini-2.5-flash", "gemini-2.5-flash"],
   ["google", "models/gemini-2.0-flash-001", "gemini-2.0-flash"],
   ["google", "gemini-2.5-flash-lite", "gemini-2.5-flash-lite"],
-  ["google", "gemini-flash-latest", "gemini-flash-latest"],
-  ["google", "gemini-flash-lite-latest", "gemini-2.5-flash-lite"],
+  ["google", "gemini-3.7-flash", "gemini-3.8-flash"],
+  ["google", "models/gemini-3.1-pro-preview-customtools", "gemini-3.1-pro-preview"],
+  ["anthropic", "claude-opus-5-5", "claude-opus-5-5"],
+  ["anthropic", "claude-haiku-5-5", "claude-haiku-5-5"],
+  ["openai", "gpt-6.1-sol-2026-09-29", "gpt-6.1-sol"],
+  ["openai", "gpt-6-luna", "gpt-6-luna"],
+  ["mistral", "mistral-small-2603", "mistral-small-latest"],
+  ["mistral", "mistral-small-2506", "mistral-small-2506"],
+  ["mistral", "ministral-14b-latest", "ministral-3-14b-2512"],
   ["mistral", "mistral-large-latest", "mistral-large-latest"],
   ["mistral", "mistral-large-2512", "mistral-large-latest"],
   ["mistral", "mistral-large-2411", "mistral-large-2411"],
   ["mistral", "codestral-2508", "codestral-latest"],
-  ["cohere", "command-r", "command-r-08-2024"],
+  ["cohere", "command-r", "command-r-03-2024"],
+  ["cohere", "command-r-plus", "command-r-plus-04-2024"],
+  ["cohere", "command-r-08-2024", "command-r-08-2024"],
   ["cohere", "command-a-03-2025", "command-a-03-2025"],
   ["openai", "text-embedding-3-small", "text-embedding-3-small"],
   ["openai", "text-embedding-3-large", "text-embedding-3-large"],
@@ -68,9 +77,24 @@ test("unknown models, providers and names that only look alike are not priced", 
   t.is(priceFor("openai", "gpt-4o-mini-tts"), undefined, "no prefix matching");
   t.is(priceFor("openai", "models/gpt-4o"), undefined, "models/ is stripped for Gemini only");
   t.is(priceFor("google", "gemini-2.5-flash-preview-05-20"), undefined, "previews are not folded into the stable price");
+  // Moving aliases whose target is not known: the answer's modelVersion prices the call.
+  t.is(priceFor("google", "gemini-flash-latest"), undefined);
+  t.is(priceFor("google", "gemini-flash-lite-latest"), undefined);
+});
+
+test("a price announced to change on a date applies from that UTC day; the name's entries never overlap", (t) => {
+  const day = (iso: string) => Date.parse(`${iso}Z`);
+  t.like(priceFor("google", "gemini-4-argon", day("2026-11-30T23:59:59.999")), { input: 2, output: 10, cachedInput: 0.1, validUntil: "2026-11-30" });
+  t.like(priceFor("google", "gemini-4-argon", day("2026-12-01T00:00:00")), { input: 4, output: 20, cachedInput: 0.2 });
+  t.is(priceFor("google", "gemini-4-argon", day("2026-12-01T00:00:00"))?.validUntil, undefined);
+  t.like(priceFor("google", "gemini-3.8-flash", day("2027-01-01T00:00:00")), { input: 1.5, output: 7.5 });
+  t.like(priceFor("google", "models/gemini-3.8-flash-001", day("2026-12-31T12:00:00")), { input: 0.75, output: 3.75 });
 });
 
 test("the returned price is a copy: mutating it does not change the table", (t) => {
+  const tiered = priceFor("openai", "gpt-4o")!;
+  tiered.tiers!.priority!.input = 999;
+  t.is(priceFor("openai", "gpt-4o")?.tiers?.priority?.input, 4.25);
   const price = priceFor("google", "gemini-2.5-pro")!;
   price.input = 999;
   price.longContext!.input = 999;
@@ -80,6 +104,7 @@ test("the returned price is a copy: mutating it does not change the table", (t) 
 
 test("models only the Responses API serves are priced (pro, codex, deep research, computer use)", (t) => {
   t.like(priceFor("openai", "o1-pro"), { input: 150, output: 600 });
+  t.like(priceFor("openai", "gpt-5.5-pro"), { input: 30, output: 180 });
   t.like(priceFor("openai", "gpt-5-pro-2025-10-06"), { model: "gpt-5-pro", input: 15, output: 120 });
   t.like(priceFor("openai", "o4-mini-deep-research"), { input: 2, output: 8, cachedInput: 0.5 });
   t.like(priceFor("openai", "computer-use-preview"), { input: 3, output: 12 });

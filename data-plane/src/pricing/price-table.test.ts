@@ -63,6 +63,7 @@ test("embedding models bill input only: output 0 is a valid rate, and an embeddi
     "embed-multilingual-v3.0",
     "embed-v4.0",
     "gemini-embedding-001",
+    "gemini-embedding-2",
     "gemini-embedding-2-preview",
     "mistral-embed",
     "text-embedding-3-large",

@@ -1,7 +1,7 @@
 // Loads and validates prices.json once; indexes entries by provider and name (model and aliases).
 import type { ProviderName } from "../providers/types.js";
 import rawTable from "./prices.json" with { type: "json" };
-import type { PriceEntry, PriceRates, PriceTable } from "./types.js";
+import type { LongContextRates, PriceEntry, PriceRates, PriceTable } from "./types.js";
 
 export class PriceTableError extends Error {
   readonly code = "invalid_price_table";
@@ -12,6 +12,7 @@ export class PriceTableError extends Error {
 }
 
 const PROVIDER_NAMES: readonly ProviderName[] = ["openai", "anthropic", "google", "mistral", "cohere"];
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Rates must be finite, non-negative, with at most 6 decimals (so rate × 1e6 is an integer picodollar/token). */
 function checkRate(where: string, value: unknown, optional: boolean): void {
@@ -31,6 +32,13 @@ function checkRates(where: string, rates: PriceRates): void {
   checkRate(`${where}.cacheWriteLong`, rates.cacheWriteLong, true);
 }
 
+function checkLongContext(where: string, rates: LongContextRates): void {
+  checkRates(`${where}.longContext`, rates);
+  if (!Number.isInteger(rates.aboveInputTokens) || rates.aboveInputTokens <= 0) {
+    throw new PriceTableError(`${where}: longContext.aboveInputTokens must be a positive integer`);
+  }
+}
+
 /** Each rate times `factor`, unrounded: checkRates then refuses a product with more than 6 decimals. */
 function scaledExactly(rates: PriceRates, factor: number): PriceRates {
   const f = (r: number | undefined) => (r === undefined ? undefined : r * factor);
@@ -46,36 +54,49 @@ export function validatePriceTable(table: unknown): PriceTable {
     if (typeof t.source?.[p] !== "string") throw new PriceTableError(`source for ${p} missing`);
   }
   if (!Array.isArray(t.models)) throw new PriceTableError("models must be an array");
+  for (const [provider, aliases] of Object.entries(t.serviceTierAliases ?? {})) {
+    if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`serviceTierAliases: unknown provider ${provider}`);
+    for (const [alias, tier] of Object.entries(aliases ?? {})) {
+      if (typeof tier !== "string" || tier === "") throw new PriceTableError(`serviceTierAliases.${provider}.${alias}: must name a tier`);
+    }
+  }
   for (const [provider, tiers] of Object.entries(t.serviceTierFactors ?? {})) {
     if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`serviceTierFactors: unknown provider ${provider}`);
     for (const [tier, factor] of Object.entries(tiers ?? {})) {
       if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) throw new PriceTableError(`serviceTierFactors.${provider}.${tier}: factor must be a positive number`);
     }
   }
-  const seen = new Set<string>();
+  const seen = new Map<string, { from: string; until: string }[]>();
   t.models.forEach((entry, i) => {
     const where = `models[${i}] ${entry?.model ?? "?"}`;
     if (!PROVIDER_NAMES.includes(entry.provider)) throw new PriceTableError(`${where}: unknown provider`);
     checkRates(where, entry);
-    if (entry.longContext) {
-      checkRates(`${where}.longContext`, entry.longContext);
-      if (!Number.isInteger(entry.longContext.aboveInputTokens) || entry.longContext.aboveInputTokens <= 0) {
-        throw new PriceTableError(`${where}: longContext.aboveInputTokens must be a positive integer`);
-      }
-    }
+    if (entry.longContext) checkLongContext(where, entry.longContext);
     for (const [tier, rates] of Object.entries(entry.tiers ?? {})) {
       if (rates === undefined || typeof rates !== "object") throw new PriceTableError(`${where}.tiers.${tier}: rates missing`);
       checkRates(`${where}.tiers.${tier}`, rates);
+      if (rates.longContext) checkLongContext(`${where}.tiers.${tier}`, rates.longContext);
     }
     for (const [tier, factor] of Object.entries(t.serviceTierFactors?.[entry.provider] ?? {})) {
       // The tier's rates must stay exact (6 decimals), as every table rate.
       const all = [entry, ...(entry.longContext ? [entry.longContext] : [])];
       for (const r of all) checkRates(`${where} × ${entry.provider} ${tier} factor ${factor}`, scaledExactly(r, factor));
     }
+    for (const bound of [entry.validFrom, entry.validUntil]) {
+      if (bound !== undefined && (typeof bound !== "string" || !DAY.test(bound) || Number.isNaN(Date.parse(`${bound}T00:00:00Z`)))) {
+        throw new PriceTableError(`${where}: validFrom/validUntil must be a day (YYYY-MM-DD)`);
+      }
+    }
+    if (entry.validFrom !== undefined && entry.validUntil !== undefined && entry.validFrom > entry.validUntil) throw new PriceTableError(`${where}: validFrom after validUntil`);
     for (const name of [entry.model, ...(entry.aliases ?? [])]) {
+      // A name may come back only for days the entries before it do not cover.
       const key = `${entry.provider}:${name.toLowerCase()}`;
-      if (seen.has(key)) throw new PriceTableError(`${where}: duplicate name ${name}`);
-      seen.add(key);
+      const periods = seen.get(key) ?? [];
+      const from = entry.validFrom ?? "0000-00-00";
+      const until = entry.validUntil ?? "9999-99-99";
+      if (periods.some((p) => from <= p.until && p.from <= until)) throw new PriceTableError(`${where}: duplicate name ${name} (periods overlap)`);
+      periods.push({ from, until });
+      seen.set(key, periods);
     }
   });
   return t;
@@ -83,17 +104,29 @@ export function validatePriceTable(table: unknown): PriceTable {
 
 export const PRICE_TABLE: PriceTable = validatePriceTable(rawTable);
 
-/** provider → lower-case name (model or alias) → entry. */
-const INDEX: ReadonlyMap<ProviderName, ReadonlyMap<string, PriceEntry>> = (() => {
-  const index = new Map<ProviderName, Map<string, PriceEntry>>();
+/** provider → lower-case name (model or alias) → its entries (one per price period). */
+const INDEX: ReadonlyMap<ProviderName, ReadonlyMap<string, PriceEntry[]>> = (() => {
+  const index = new Map<ProviderName, Map<string, PriceEntry[]>>();
   for (const p of PROVIDER_NAMES) index.set(p, new Map());
   for (const entry of PRICE_TABLE.models) {
-    const names = index.get(entry.provider) as Map<string, PriceEntry>;
-    for (const name of [entry.model, ...(entry.aliases ?? [])]) names.set(name.toLowerCase(), entry);
+    const names = index.get(entry.provider) as Map<string, PriceEntry[]>;
+    for (const name of [entry.model, ...(entry.aliases ?? [])]) {
+      const key = name.toLowerCase();
+      names.set(key, [...(names.get(key) ?? []), entry]);
+    }
   }
   return index;
 })();
 
-export function lookupEntry(provider: ProviderName, name: string): PriceEntry | undefined {
-  return INDEX.get(provider)?.get(name);
+/** The entry of `name` whose period holds `day` (YYYY-MM-DD, UTC). */
+export function lookupEntry(provider: ProviderName, name: string, day: string): PriceEntry | undefined {
+  const entries = INDEX.get(provider)?.get(name);
+  if (!entries) return undefined;
+  for (const e of entries) if ((e.validFrom === undefined || e.validFrom <= day) && (e.validUntil === undefined || day <= e.validUntil)) return e;
+  return undefined;
+}
+
+/** The UTC day of a time, as the table's periods name days. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }

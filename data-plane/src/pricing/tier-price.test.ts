@@ -37,6 +37,30 @@ test("flex: every rate halved, long-context ones included; exact to the 1e-10", 
   t.is(tierPrice(price("o4-mini"), "flex")!.cachedInput, 0.1375);
 });
 
+test("a tier's own long-context rates apply above its threshold; without them its rates hold over the whole context", (t) => {
+  const terra = tierPrice(price("gpt-5.6-terra"), "priority")!;
+  const long = { ...usage, inputTokens: 300_000 };
+  t.like(computeCost(terra, long), { longContext: true, pricePerMillionInput: 8, pricePerMillionOutput: 36 });
+  t.like(computeCost(terra, usage), { longContext: false, pricePerMillionInput: 4, pricePerMillionOutput: 24 });
+  // gpt-5.4 has long-context base rates but none at priority (not served above 272K): flat.
+  t.like(computeCost(tierPrice(price("gpt-5.4"), "priority")!, long), { longContext: false, pricePerMillionInput: 5 });
+  // Gemini 3.1 Pro: flex and priority each have their >200k rates.
+  const pro = priceFor("google", "gemini-3.1-pro-preview")!;
+  t.like(computeCost(tierPrice(pro, "priority")!, long), { pricePerMillionInput: 7.2, pricePerMillionOutput: 32.4 });
+  t.like(computeCost(tierPrice(pro, "flex")!, long), { pricePerMillionInput: 2, pricePerMillionOutput: 9 });
+});
+
+test("another name of a tier (OpenAI renamed priority to fast) prices as the tier; Anthropic's fast mode is its own tier", (t) => {
+  const base = price("gpt-4.1");
+  t.is(tierPrice(base, "fast"), tierPrice(base, "priority"));
+  t.is(tierPrice(base, "fast")!.tier, "priority");
+  const opus = priceFor("anthropic", "claude-opus-5")!;
+  const fast = tierPrice(opus, "fast")!;
+  t.deepEqual([fast.input, fast.output, fast.cachedInput, fast.cacheWrite, fast.cacheWriteLong], [10, 50, 1, 12.5, 20], "2× every Opus 5 rate");
+  t.is(tierPrice(opus, "priority"), opus, "Anthropic's priority tier has no public per-token price: base rates");
+  t.is(tierPrice(priceFor("anthropic", "claude-opus-4-6")!, "fast")!.input, 5, "Opus 4.6 fast mode was removed: standard rates");
+});
+
 test("default, auto, scale, an unknown tier, no tier: the base price itself; a tier's price is made once and final", (t) => {
   const base = price("gpt-4o");
   for (const tier of ["default", "auto", "scale", "turbo", "", undefined]) t.is(tierPrice(base, tier), base, String(tier));

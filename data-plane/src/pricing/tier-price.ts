@@ -1,6 +1,7 @@
-// The price of a service tier (OpenAI `service_tier`): a model's own tier rates (priority) replace its base
-// rates; a provider's tier factor (flex: 0.5) scales every rate, long-context ones included; any other tier
-// (default, auto, scale, one the table does not know) is priced at the base rates.
+// The price of a service tier (OpenAI `service_tier`, Anthropic fast mode): a model's own tier rates
+// (priority, fast) replace its base rates, long-context ones included; a provider's tier factor (flex: 0.5)
+// scales every rate, long-context ones included; any other tier (default, auto, scale, standard, one the
+// table does not know) is priced at the base rates.
 import { PRICE_TABLE } from "./price-table.js";
 import type { LongContextRates, Price, PriceRates } from "./types.js";
 
@@ -9,16 +10,20 @@ const made = new WeakMap<Price, Map<string, Price>>();
 
 export function tierPrice(price: Price | undefined, tier: string | undefined): Price | undefined {
   if (price === undefined || tier === undefined || price.tier !== undefined) return price; // a tier's price is final
-  const own = price.tiers?.[tier];
-  const factor = own === undefined ? PRICE_TABLE.serviceTierFactors?.[price.provider]?.[tier] : undefined;
+  const name = PRICE_TABLE.serviceTierAliases?.[price.provider]?.[tier] ?? tier;
+  const own = price.tiers?.[name];
+  const factor = own === undefined ? PRICE_TABLE.serviceTierFactors?.[price.provider]?.[name] : undefined;
   if (own === undefined && factor === undefined) return price;
   let byTier = made.get(price);
   if (!byTier) made.set(price, (byTier = new Map()));
-  let p = byTier.get(tier);
+  let p = byTier.get(name);
   if (!p) {
-    p = own !== undefined ? withRates(price, own, price.longContext) : withRates(price, scaled(price, factor!), price.longContext && { aboveInputTokens: price.longContext.aboveInputTokens, ...scaled(price.longContext, factor!) });
-    p.tier = tier;
-    byTier.set(tier, p);
+    // A model's own tier rates have long-context rates of their own when the tier has them (Gemini, OpenAI
+    // gpt-5.6 fast); without them they hold across the whole context (OpenAI does not serve prompts over
+    // 128K tokens at priority on older models; Anthropic prices fast mode flat over the full context).
+    p = own !== undefined ? withRates(price, own, own.longContext) : withRates(price, scaled(price, factor!), price.longContext && { aboveInputTokens: price.longContext.aboveInputTokens, ...scaled(price.longContext, factor!) });
+    p.tier = name;
+    byTier.set(name, p);
   }
   return p;
 }

@@ -18,8 +18,13 @@ export interface LongContextRates extends PriceRates {
   aboveInputTokens: number;
 }
 
-/** A model's own rates for a service tier (OpenAI `priority`): they replace the base rates. */
-export type TierRates = Partial<Record<string, PriceRates>>;
+/** A model's rates for one service tier; its longContext, when the tier has long-context rates. */
+export interface TierPriceRates extends PriceRates {
+  longContext?: LongContextRates;
+}
+
+/** A model's own rates per service tier (OpenAI priority, Anthropic fast, Gemini flex and priority): they replace the base rates. */
+export type TierRates = Partial<Record<string, TierPriceRates>>;
 
 /** One model's price as found by priceFor(). */
 export interface Price extends PriceRates {
@@ -31,6 +36,8 @@ export interface Price extends PriceRates {
   tiers?: TierRates;
   /** The service tier these rates are for, when not the base (standard) one. */
   tier?: string;
+  /** The last UTC day these rates apply (the table announces a change the day after). */
+  validUntil?: string;
   /** Version of the price table the price comes from. */
   version: string;
 }
@@ -42,6 +49,13 @@ export interface PriceEntry extends PriceRates {
   aliases?: string[];
   longContext?: LongContextRates;
   tiers?: TierRates;
+  /**
+   * The UTC days (YYYY-MM-DD, both inclusive) the entry's rates apply: a price the provider has announced
+   * to change on a date is two entries of the same name, one `validUntil` the day before and one
+   * `validFrom` that day. Without them, always.
+   */
+  validFrom?: string;
+  validUntil?: string;
 }
 
 export interface PriceTable {
@@ -53,6 +67,8 @@ export interface PriceTable {
   crossCheckedWith?: string;
   notes?: string[];
   matching?: string[];
+  /** provider → another name of a tier → the tier's name in `tiers` (OpenAI: fast → priority). */
+  serviceTierAliases?: Partial<Record<ProviderName, Record<string, string>>>;
   /** provider → service tier → factor applied to every rate of a model (OpenAI flex: 0.5). */
   serviceTierFactors?: Partial<Record<ProviderName, Record<string, number>>>;
   models: PriceEntry[];

@@ -244,10 +244,22 @@ function answerToolSlots(json: unknown): TextSlot[] {
   return out;
 }
 
+/**
+ * The tier that priced the call, from the usage: `fast` when it ran in fast mode (`speed`, priced at the
+ * model's fast rates), else its `service_tier` (standard, priority, batch: the table prices them at base rates).
+ */
+function servedTier(usage: JsonObject): string | undefined {
+  return usage.speed === "fast" ? "fast" : asString(usage.service_tier);
+}
+
 function parseResponse(json: unknown): ResponseFacts {
   const facts: ResponseFacts = { completionText: readGroups(json, completionGroups), toolCalls: [] };
   if (!isObject(json)) return facts;
-  if (isObject(json.usage)) facts.usage = anthropicUsage(json.usage);
+  if (isObject(json.usage)) {
+    facts.usage = anthropicUsage(json.usage);
+    const tier = servedTier(json.usage);
+    if (tier !== undefined) facts.serviceTier = tier;
+  }
   // Uncounted output is only counted when the provider reported no usage: collected only then.
   const uncounted: string[] | undefined = facts.usage === undefined ? [] : undefined;
   for (const block of asArray(json.content)) {
@@ -330,6 +342,8 @@ class AnthropicObserver implements StreamObserver {
       facts.partialUsage = input;
     }
     if (this.model !== undefined) facts.model = this.model;
+    const tier = this.usageRaw && servedTier(this.usageRaw);
+    if (tier) facts.serviceTier = tier;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
     else if (this.started && !this.stopped) {

@@ -676,6 +676,7 @@ export const googleAdapter: ProviderAdapter = {
   wire: "google",
   defaultBaseUrl: "https://generativelanguage.googleapis.com",
   authHeaders: ["x-goog-api-key", "authorization"],
+  servedTierHeader: "x-gemini-service-tier",
   resolve,
   inputExtrasText: (body) => fieldsJson(body, ["tools", "toolConfig", "tool_config"]),
   inputExtraSlots,

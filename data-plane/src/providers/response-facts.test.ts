@@ -31,8 +31,8 @@ const EXPECTED_COST: Record<ProviderName, { model: string; inputCost: number; ou
   anthropic: { model: "claude-sonnet-4-6", inputCost: 0.003225, outputCost: 0.005175, totalCost: 0.0084 },
   // gemini-2.5-flash 0.3/2.5, cached 0.03: (1000·0.3 + 200·0.03)/1e6, 345·2.5/1e6
   google: { model: "gemini-2.5-flash", inputCost: 0.000306, outputCost: 0.0008625, totalCost: 0.0011685 },
-  // mistral-small-latest 0.06/0.18, no cached rate: 1200·0.06/1e6, 345·0.18/1e6
-  mistral: { model: "mistral-small-latest", inputCost: 0.000072, outputCost: 0.0000621, totalCost: 0.0001341 },
+  // mistral-small-latest (Mistral Small 4) 0.15/0.6, no cached rate: 1200·0.15/1e6, 345·0.6/1e6
+  mistral: { model: "mistral-small-latest", inputCost: 0.00018, outputCost: 0.000207, totalCost: 0.000387 },
   // command-a-03-2025 2.5/10: 1200·2.5/1e6, 345·10/1e6
   cohere: { model: "command-a-03-2025", inputCost: 0.003, outputCost: 0.00345, totalCost: 0.00645 },
 };

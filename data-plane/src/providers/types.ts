@@ -146,6 +146,11 @@ export interface ProviderAdapter {
    */
   readonly answersWithText?: false;
   /**
+   * A response header that names the service tier that served the call, for a provider that reports it
+   * there and not in the body (Gemini `x-gemini-service-tier`). Read when the body named none.
+   */
+  readonly servedTierHeader?: string;
+  /**
    * Maps what follows `/v1/proxy/<provider>` (subPath) and the query string (search, "" or "?…") to the
    * native upstream path. Returns null for paths that are not a governed call (chat, or another endpoint
    * whose target carries its adapter: OpenAI's Responses API, the embeddings endpoints).

@@ -24,26 +24,36 @@ export function reservationPrice(provider: string, price: Price | undefined): Pr
 
 /**
  * The price of the call as requested: the requested service tier's (OpenAI `service_tier` in the body:
- * priority) when its rates are not below the base ones, else the base price. It prices what is known
+ * priority; Anthropic `speed: "fast"`) when its rates are not below the base ones, else the base price. It prices what is known
  * before an answer (the budget reservation, a stream's input cost at its headers, a prompt billed without
  * an answer); the answer itself is priced at the tier the provider says served it. A tier that would cost
  * less (flex) is not assumed: a reservation must bound the call.
  */
 export function requestedPrice(price: Price | undefined, body: unknown): Price | undefined {
-  const tier = typeof body === "object" && body !== null ? (body as { service_tier?: unknown }).service_tier : undefined;
+  const asked = typeof body === "object" && body !== null ? (body as { service_tier?: unknown; speed?: unknown }) : undefined;
+  const tier = asked?.speed === "fast" ? "fast" : asked?.service_tier;
   if (typeof tier !== "string" || price === undefined) return price;
   const t = tierPrice(price, tier);
   return t !== undefined && t.input >= price.input && t.output >= price.output ? t : price;
 }
 
-/** priceFor() memoised: the price table is immutable for the life of the process. */
+/** The end of the UTC day the memo's prices were looked up for (prices with a period change at midnight). */
+let memoDayEndsMs = 0;
+const DAY_MS = 86_400_000;
+
+/** priceFor() memoised: the price table is immutable for the life of the process; a day's prices are kept until its end. */
 export function cachedPrice(provider: string, model: string): Price | undefined {
   if (model === "") return undefined;
+  const now = Date.now();
+  if (now >= memoDayEndsMs) {
+    prices.clear();
+    memoDayEndsMs = (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+  }
   let byModel = prices.get(provider);
   if (!byModel) prices.set(provider, (byModel = new Map()));
   let p = byModel.get(model);
   if (p === undefined) {
-    p = priceFor(provider, model) ?? null;
+    p = priceFor(provider, model, now) ?? null;
     if (byModel.size >= MAX_CACHED) byModel.clear(); // model names come from clients: keep the memo bounded
     byModel.set(model, p);
   }

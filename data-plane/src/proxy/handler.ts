@@ -4,7 +4,7 @@
 // settle cost and budget, and build the trace once the answer is out. Plain node:http + undici; the
 // request body is parsed once, the answer once; nothing of a stream is held back.
 import { EventEmitter } from "node:events";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
 import type { Trace } from "@agentgov/proto";
@@ -101,6 +101,14 @@ function refusesAddedOption(raw: Buffer, contentEncoding: string | string[] | un
 }
 
 /** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model. */
+/** The service tier a provider names in a response header (Gemini), when its body named none. */
+function servedTierFromHeader(facts: ResponseFacts, headers: IncomingHttpHeaders, name: string): void {
+  const value = headers[name];
+  const tier = Array.isArray(value) ? value[0] : value;
+  // "SERVICE_TIER_PRIORITY" (the enum's name, as some clients send it) names the tier "priority".
+  if (tier !== undefined && tier !== "") facts.serviceTier = tier.trim().toLowerCase().replace(/^service_tier_/, "");
+}
+
 function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () => number, status: number, price: Price | undefined): void {
   draft.toolCalls = facts.toolCalls;
   const settled = settleUsage(facts, promptTokens, status);
@@ -501,6 +509,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           abortUpstream: () => abort.emit("abort"),
         });
         const facts = observer.end();
+        if (facts.serviceTier === undefined && adapter.servedTierHeader) servedTierFromHeader(facts, upstream.headers, adapter.servedTierHeader);
         draft.timing.providerMs = spans.provider = performance.now() - tUp;
         completionText = facts.completionText;
         finishReason = facts.finishReason;
@@ -569,6 +578,7 @@ export function createProxyHandler(deps: ProxyDeps) {
           json = undefined;
         }
         const facts: ResponseFacts = json === undefined ? { completionText: "", toolCalls: [] } : adapter.parseResponse(json);
+        if (facts.serviceTier === undefined && adapter.servedTierHeader) servedTierFromHeader(facts, upstream.headers, adapter.servedTierHeader);
         completionText = facts.completionText;
         finishReason = facts.finishReason;
         recordAnswer(draft, facts, promptTokens, status, price);

@@ -35,6 +35,8 @@ function nativeUsage(ctx: FakeContext, outputTokens: number): Record<string, unk
     cache_creation: { ephemeral_5m_input_tokens: u.cacheWriteTokens - longWrites, ephemeral_1h_input_tokens: longWrites },
     output_tokens: outputTokens,
     service_tier: "standard",
+    // Fast mode as requested (the real API refuses it for models without it).
+    speed: isRecord(ctx.body) && ctx.body.speed === "fast" ? "fast" : "standard",
   };
 }
 

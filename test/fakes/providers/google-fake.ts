@@ -33,6 +33,7 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 const KNOWN_FIELDS = new Set([
   "contents", "tools", "toolConfig", "tool_config", "safetySettings", "safety_settings", "systemInstruction",
   "system_instruction", "generationConfig", "generation_config", "cachedContent", "cached_content", "labels",
+  "service_tier", "serviceTier",
 ]);
 
 function status(code: number, message: string, headers: Headers, details?: unknown[]): FakeReply {
@@ -81,6 +82,9 @@ export function googleFake(ctx: FakeContext): FakeReply {
   if (!Array.isArray(body.contents) || body.contents.length === 0) {
     return status(400, "* GenerateContentRequest.contents: contents is not specified\n", headers);
   }
+  // The tier that served the call is named in a response header (flex and priority as asked, else standard).
+  const asked = body.service_tier ?? body.serviceTier;
+  headers["x-gemini-service-tier"] = asked === "flex" || asked === "priority" ? asked : "standard";
   const model = ctx.script.model ?? decodeURIComponent(match[2] ?? "");
   const stream = match[3] === "streamGenerateContent";
   const text = completionText(ctx.script);
