@@ -5,7 +5,7 @@
 // (the tier served named in a response header) at the model's tier rates; and a daily budget reserves and
 // charges a priority call at its priority rates, so the budget holds.
 import test from "ava";
-import { computeCost, priceFor, tierPrice, type Price } from "../../data-plane/src/pricing/index.js";
+import { computeCost, priceFor, regionPrice, tierPrice, type Price } from "../../data-plane/src/pricing/index.js";
 import { estimateTokens } from "../../data-plane/src/providers/index.js";
 import { nativeRequest } from "../fakes/providers/index.js";
 import { rawCall, recordedOpenAI, recordingFetch, sdkClients, startProxyWorld, type ProxyWorld } from "./proxy-helpers.js";
@@ -152,5 +152,26 @@ test.serial("Gemini flex and priority (service_tier in the body, the tier served
       const trace = await w.trace(String(res.headers["x-service-trace-id"]));
       t.is(trace.costUsd, expected, `${tier ?? "standard"} ${stream ? "stream" : "JSON"}`);
     }
+  }
+});
+
+test.serial("Anthropic US-only inference (inference_geo: \"us\", usage.inference_geo in the answer) costs 1.1× every rate, with fast mode too", async (t) => {
+  const agent = await w.agent("region-anthropic-us", undefined, "anthropic");
+  const rec = recordingFetch();
+  const { anthropic } = sdkClients(w.sidecar.url, w.serviceHeaders(agent), rec.fetch);
+  const model = "claude-opus-5";
+  const usage = { inputTokens: 3000, outputTokens: 400, cachedInputTokens: 1000, cacheWriteTokens: 500 };
+  for (const speed of ["standard", "fast"] as const) {
+    const expected = computeCost(regionPrice(tierPrice(base("anthropic", model), speed), "us"), usage).totalCost;
+    t.true(expected > computeCost(tierPrice(base("anthropic", model), speed), usage).totalCost, "US-only costs more");
+    w.fakes.script({ text: "Here.", usage });
+    const json = await anthropic.messages.create({ model, max_tokens: 256, speed, inference_geo: "us", messages: [{ role: "user", content: "Hi" }] });
+    t.is(json.usage.inference_geo, "us");
+    const trace = await w.trace(rec.last().headers.get("x-service-trace-id") ?? "");
+    t.is(trace.costUsd, expected, `JSON ${speed}`);
+    t.is(trace.pricePerMillionInput, (speed === "fast" ? 2 : 1) * 5 * 1.1);
+    w.fakes.script({ text: "Here.", usage });
+    await anthropic.messages.stream({ model, max_tokens: 256, speed, inference_geo: "us", messages: [{ role: "user", content: "Hi" }] }).finalMessage();
+    t.is((await w.trace(rec.last().headers.get("x-service-trace-id") ?? "")).costUsd, expected, `stream ${speed}`);
   }
 });

@@ -26,11 +26,11 @@ export function ceilingPrice(provider: string): Price | undefined {
     p = null;
     for (const e of PRICE_TABLE.models) {
       if (e.provider !== provider) continue;
-      // Every rate the model can be billed at: base, long-context and its tiers' (a provider's tier factor
-      // scales the base ones: only a factor above 1 can raise the ceiling).
+      // Every rate the model can be billed at: base, long-context and its tiers' (a provider's tier and
+      // region factors scale them: only a factor above 1 can raise the ceiling).
       const tiers = Object.values(e.tiers ?? {}).filter((r) => r !== undefined);
       const all: PriceRates[] = [e, ...(e.longContext ? [e.longContext] : []), ...tiers, ...tiers.flatMap((r) => (r.longContext ? [r.longContext] : []))];
-      const up = Math.max(1, ...Object.values(PRICE_TABLE.serviceTierFactors?.[e.provider] ?? {}));
+      const up = Math.max(1, ...Object.values(PRICE_TABLE.serviceTierFactors?.[e.provider] ?? {})) * Math.max(1, ...Object.values(PRICE_TABLE.regionFactors?.[e.provider] ?? {}));
       const input = up * Math.max(...all.map((r) => Math.max(r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0, r.cacheWriteLong ?? 0)));
       const output = up * Math.max(...all.map((r) => r.output));
       p ??= { provider: e.provider, model: "(highest rates in the table)", input, output, version: PRICE_TABLE.version };

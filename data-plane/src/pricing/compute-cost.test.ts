@@ -1,7 +1,7 @@
 // computeCost(): documented arithmetic, cached and cache-write billing, long context, rounding, missing prices.
 import test from "ava";
 import type { Usage } from "../providers/types.js";
-import { budgetCharge, ceilingMicroRates, ceilingPrice, computeCost, PRICE_TABLE, priceFor, tierPrice } from "./index.js";
+import { budgetCharge, ceilingMicroRates, ceilingPrice, computeCost, PRICE_TABLE, priceFor, regionPrice, tierPrice } from "./index.js";
 import type { Price } from "./index.js";
 
 const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0, cacheWriteTokens = 0, cacheWriteLongTokens?: number): Usage => {
@@ -128,14 +128,15 @@ test("budgetCharge: a priced call is charged its cost; an unpriced one its token
       const tiers = Object.values(m.tiers ?? {}).filter((r) => r !== undefined);
       return [m, ...(m.longContext ? [m.longContext] : []), ...tiers, ...tiers.flatMap((r) => (r.longContext ? [r.longContext] : []))];
     };
-    const input = Math.max(...models.flatMap((m) => rates(m).flatMap((r) => [r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0, r.cacheWriteLong ?? 0])));
-    const output = Math.max(...models.flatMap((m) => rates(m).map((r) => r.output)));
+    const up = Math.max(1, ...Object.values(PRICE_TABLE.regionFactors?.[provider] ?? {})); // Anthropic US-only: 1.1
+    const input = up * Math.max(...models.flatMap((m) => rates(m).flatMap((r) => [r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0, r.cacheWriteLong ?? 0])));
+    const output = up * Math.max(...models.flatMap((m) => rates(m).map((r) => r.output)));
     t.like(ceilingPrice(provider), { input, output });
     // Every priced call of this provider costs at most its tokens at the ceiling.
     for (const m of models) {
       const u = { inputTokens: 300_000, outputTokens: 5_000, cachedInputTokens: 100_000, cacheWriteTokens: 50_000, cacheWriteLongTokens: 50_000 };
       for (const tier of [undefined, ...Object.keys(m.tiers ?? {})]) {
-        const priced = computeCost(tierPrice(priceFor(provider, m.model, Date.parse(`${m.validFrom ?? "2026-11-01"}T12:00:00Z`)), tier), u).totalCost;
+        const priced = computeCost(regionPrice(tierPrice(priceFor(provider, m.model, Date.parse(`${m.validFrom ?? "2026-11-01"}T12:00:00Z`)), tier), "us"), u).totalCost;
         t.true(priced <= budgetCharge({ provider, costUsd: 0, priceMissing: true, inputTokens: u.inputTokens, outputTokens: u.outputTokens }) + 1e-12, `${m.model} ${tier ?? ""}`);
       }
     }

@@ -2,6 +2,7 @@
 export { priceFor } from "./price-for.js";
 export { computeCost } from "./compute-cost.js";
 export { tierPrice } from "./tier-price.js";
+export { regionPrice } from "./region-price.js";
 export { budgetCharge, ceilingMicroRates, ceilingPrice } from "./budget-charge.js";
 export type { ChargedCall } from "./budget-charge.js";
 export { PRICE_TABLE, PriceTableError, validatePriceTable } from "./price-table.js";

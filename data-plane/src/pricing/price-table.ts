@@ -60,6 +60,12 @@ export function validatePriceTable(table: unknown): PriceTable {
       if (typeof tier !== "string" || tier === "") throw new PriceTableError(`serviceTierAliases.${provider}.${alias}: must name a tier`);
     }
   }
+  for (const [provider, regions] of Object.entries(t.regionFactors ?? {})) {
+    if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`regionFactors: unknown provider ${provider}`);
+    for (const [region, factor] of Object.entries(regions ?? {})) {
+      if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) throw new PriceTableError(`regionFactors.${provider}.${region}: factor must be a positive number`);
+    }
+  }
   for (const [provider, tiers] of Object.entries(t.serviceTierFactors ?? {})) {
     if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`serviceTierFactors: unknown provider ${provider}`);
     for (const [tier, factor] of Object.entries(tiers ?? {})) {
@@ -77,10 +83,17 @@ export function validatePriceTable(table: unknown): PriceTable {
       checkRates(`${where}.tiers.${tier}`, rates);
       if (rates.longContext) checkLongContext(`${where}.tiers.${tier}`, rates.longContext);
     }
-    for (const [tier, factor] of Object.entries(t.serviceTierFactors?.[entry.provider] ?? {})) {
-      // The tier's rates must stay exact (6 decimals), as every table rate.
-      const all = [entry, ...(entry.longContext ? [entry.longContext] : [])];
-      for (const r of all) checkRates(`${where} × ${entry.provider} ${tier} factor ${factor}`, scaledExactly(r, factor));
+    // Rates scaled by a factor must stay exact (6 decimals), as every table rate: a tier factor scales the
+    // base rates; a region factor scales any of them, a tier's own or factor-scaled ones too.
+    const base = [entry, ...(entry.longContext ? [entry.longContext] : [])];
+    const tierFactors = Object.entries(t.serviceTierFactors?.[entry.provider] ?? {});
+    const tierRates = Object.values(entry.tiers ?? {}).flatMap((r) => (r === undefined ? [] : [r, ...(r.longContext ? [r.longContext] : [])]));
+    for (const [tier, factor] of tierFactors) {
+      for (const r of base) checkRates(`${where} × ${entry.provider} ${tier} factor ${factor}`, scaledExactly(r, factor));
+    }
+    for (const [region, factor] of Object.entries(t.regionFactors?.[entry.provider] ?? {})) {
+      const all = [...base, ...tierRates, ...tierFactors.flatMap(([, f]) => base.map((r) => scaledExactly(r, f)))];
+      for (const r of all) checkRates(`${where} × ${entry.provider} region ${region} factor ${factor}`, scaledExactly(r, factor));
     }
     for (const bound of [entry.validFrom, entry.validUntil]) {
       if (bound !== undefined && (typeof bound !== "string" || !DAY.test(bound) || Number.isNaN(Date.parse(`${bound}T00:00:00Z`)))) {

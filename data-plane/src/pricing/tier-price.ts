@@ -21,10 +21,17 @@ export function tierPrice(price: Price | undefined, tier: string | undefined): P
     // A model's own tier rates have long-context rates of their own when the tier has them (Gemini, OpenAI
     // gpt-5.6 fast); without them they hold across the whole context (OpenAI does not serve prompts over
     // 128K tokens at priority on older models; Anthropic prices fast mode flat over the full context).
-    p = own !== undefined ? withRates(price, own, own.longContext) : withRates(price, scaled(price, factor!), price.longContext && { aboveInputTokens: price.longContext.aboveInputTokens, ...scaled(price.longContext, factor!) });
+    p = own !== undefined ? withRates(price, own, own.longContext) : scaledPrice(price, factor!);
     p.tier = name;
     byTier.set(name, p);
   }
+  return p;
+}
+
+/** Every rate of a price times `factor`, long-context ones included (its tier kept). */
+export function scaledPrice(price: Price, factor: number): Price {
+  const p = withRates(price, scaled(price, factor), price.longContext && { aboveInputTokens: price.longContext.aboveInputTokens, ...scaled(price.longContext, factor) });
+  if (price.tier !== undefined) p.tier = price.tier;
   return p;
 }
 

@@ -36,6 +36,8 @@ export interface Price extends PriceRates {
   tiers?: TierRates;
   /** The service tier these rates are for, when not the base (standard) one. */
   tier?: string;
+  /** The region these rates are for, when a region factor applied (Anthropic inference_geo "us"). */
+  region?: string;
   /** The last UTC day these rates apply (the table announces a change the day after). */
   validUntil?: string;
   /** Version of the price table the price comes from. */
@@ -69,6 +71,8 @@ export interface PriceTable {
   matching?: string[];
   /** provider → another name of a tier → the tier's name in `tiers` (OpenAI: fast → priority). */
   serviceTierAliases?: Partial<Record<ProviderName, Record<string, string>>>;
+  /** provider → region the provider reports running the call in → factor on every rate (Anthropic inference_geo "us": 1.1). */
+  regionFactors?: Partial<Record<ProviderName, Record<string, number>>>;
   /** provider → service tier → factor applied to every rate of a model (OpenAI flex: 0.5). */
   serviceTierFactors?: Partial<Record<ProviderName, Record<string, number>>>;
   models: PriceEntry[];

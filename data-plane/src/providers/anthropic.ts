@@ -259,6 +259,8 @@ function parseResponse(json: unknown): ResponseFacts {
     facts.usage = anthropicUsage(json.usage);
     const tier = servedTier(json.usage);
     if (tier !== undefined) facts.serviceTier = tier;
+    const geo = asString(json.usage.inference_geo);
+    if (geo !== undefined) facts.region = geo;
   }
   // Uncounted output is only counted when the provider reported no usage: collected only then.
   const uncounted: string[] | undefined = facts.usage === undefined ? [] : undefined;
@@ -344,6 +346,8 @@ class AnthropicObserver implements StreamObserver {
     if (this.model !== undefined) facts.model = this.model;
     const tier = this.usageRaw && servedTier(this.usageRaw);
     if (tier) facts.serviceTier = tier;
+    const geo = this.usageRaw && asString(this.usageRaw.inference_geo);
+    if (geo) facts.region = geo;
     if (this.finishReason !== undefined) facts.finishReason = this.finishReason;
     if (this.errorMessage !== undefined) facts.errorMessage = this.errorMessage;
     else if (this.started && !this.stopped) {

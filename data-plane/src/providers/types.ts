@@ -80,6 +80,8 @@ export interface ResponseFacts {
   model?: string;
   /** The service tier the provider says served the call (OpenAI `service_tier`: default, flex, priority): its rates price the answer. */
   serviceTier?: string;
+  /** Where the provider says it ran the call, when that changes the price (Anthropic `usage.inference_geo`: us). */
+  region?: string;
   /** Set when the answer is (or the stream carried) a provider error. */
   errorMessage?: string;
   /**

@@ -1,7 +1,7 @@
 // Cost on the hot path: table prices looked up once per (provider, model) and kept, the price of an
 // answer (by the model the provider reports when the table knows it, else the requested one), the
 // usage a trace records (the provider's, else counted locally and flagged), and the USD header format.
-import { ceilingPrice, computeCost, priceFor, tierPrice, type CostBreakdown, type Price } from "../pricing/index.js";
+import { ceilingPrice, computeCost, priceFor, regionPrice, tierPrice, type CostBreakdown, type Price } from "../pricing/index.js";
 import { estimateTokens, type ResponseFacts, type Usage } from "../providers/index.js";
 
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0 });
@@ -24,16 +24,19 @@ export function reservationPrice(provider: string, price: Price | undefined): Pr
 
 /**
  * The price of the call as requested: the requested service tier's (OpenAI `service_tier` in the body:
- * priority; Anthropic `speed: "fast"`) when its rates are not below the base ones, else the base price. It prices what is known
+ * priority; Anthropic `speed: "fast"`), in the requested region (Anthropic `inference_geo`), when its
+ * rates are not below the base ones, else the base price. It prices what is known
  * before an answer (the budget reservation, a stream's input cost at its headers, a prompt billed without
  * an answer); the answer itself is priced at the tier the provider says served it. A tier that would cost
  * less (flex) is not assumed: a reservation must bound the call.
  */
 export function requestedPrice(price: Price | undefined, body: unknown): Price | undefined {
-  const asked = typeof body === "object" && body !== null ? (body as { service_tier?: unknown; speed?: unknown }) : undefined;
-  const tier = asked?.speed === "fast" ? "fast" : asked?.service_tier;
-  if (typeof tier !== "string" || price === undefined) return price;
-  const t = tierPrice(price, tier);
+  const asked = typeof body === "object" && body !== null ? (body as { service_tier?: unknown; speed?: unknown; inference_geo?: unknown }) : undefined;
+  if (asked === undefined || price === undefined) return price;
+  const tier = asked.speed === "fast" ? "fast" : asked.service_tier;
+  const region = asked.inference_geo;
+  if (typeof tier !== "string" && typeof region !== "string") return price;
+  const t = regionPrice(tierPrice(price, typeof tier === "string" ? tier : undefined), typeof region === "string" ? region : undefined);
   return t !== undefined && t.input >= price.input && t.output >= price.output ? t : price;
 }
 
@@ -63,11 +66,12 @@ export function cachedPrice(provider: string, model: string): Price | undefined 
 /**
  * The price of an answer: by the model the provider says answered when the table knows it (a dated
  * snapshot of an alias), else by the requested model; at the service tier the provider says served it
- * (tierPrice: priority and flex rates; no tier named, or one the table has no rates for: the base rates).
+ * (tierPrice: priority and flex rates; no tier named, or one the table has no rates for: the base rates),
+ * and where it ran the call (regionPrice: Anthropic US-only inference).
  */
-export function answerPrice(provider: string, requested: Price | undefined, reportedModel: string | undefined, servedTier?: string): Price | undefined {
+export function answerPrice(provider: string, requested: Price | undefined, reportedModel: string | undefined, servedTier?: string, region?: string): Price | undefined {
   const base = reportedModel === undefined || reportedModel === "" ? requested : (cachedPrice(provider, reportedModel) ?? requested);
-  return tierPrice(base, servedTier);
+  return regionPrice(tierPrice(base, servedTier), region);
 }
 
 /** Cost of `inputTokens` input tokens alone (the input cost known when a stream's headers leave). */

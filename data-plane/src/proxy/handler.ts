@@ -114,7 +114,7 @@ function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () 
   const settled = settleUsage(facts, promptTokens, status);
   draft.usage = settled.usage;
   draft.tokensEstimated = settled.estimated;
-  draft.cost = costOf(answerPrice(draft.provider, price, facts.model, facts.serviceTier), draft.usage);
+  draft.cost = costOf(answerPrice(draft.provider, price, facts.model, facts.serviceTier, facts.region), draft.usage);
 }
 
 export function createProxyHandler(deps: ProxyDeps) {

@@ -37,6 +37,8 @@ function nativeUsage(ctx: FakeContext, outputTokens: number): Record<string, unk
     service_tier: "standard",
     // Fast mode as requested (the real API refuses it for models without it).
     speed: isRecord(ctx.body) && ctx.body.speed === "fast" ? "fast" : "standard",
+    // Where inference ran: US-only when asked, else anywhere.
+    inference_geo: isRecord(ctx.body) && ctx.body.inference_geo === "us" ? "us" : "global",
   };
 }
 
