@@ -1,6 +1,6 @@
 // priceFor(): exact names, aliases, dated snapshots, -latest aliases, the Gemini models/ prefix, unknown names.
 import test from "ava";
-import { priceFor } from "./index.js";
+import { PRICE_TABLE, PriceTableError, priceFor, validatePriceTable } from "./index.js";
 
 const matches: [string, string, string][] = [
   ["openai", "gpt-4o", "gpt-4o"],
@@ -89,6 +89,20 @@ test("a price announced to change on a date applies from that UTC day; the name'
   t.is(priceFor("google", "gemini-4-argon", day("2026-12-01T00:00:00"))?.validUntil, undefined);
   t.like(priceFor("google", "gemini-3.8-flash", day("2027-01-01T00:00:00")), { input: 1.5, output: 7.5 });
   t.like(priceFor("google", "models/gemini-3.8-flash-001", day("2026-12-31T12:00:00")), { input: 0.75, output: 3.75 });
+});
+
+test("validation: a name's price periods must not overlap, and are UTC days", (t) => {
+  const table = (mutate: (models: typeof PRICE_TABLE.models) => void) => {
+    const copy = structuredClone(PRICE_TABLE);
+    mutate(copy.models);
+    return () => validatePriceTable(copy);
+  };
+  const argon = (m: typeof PRICE_TABLE.models) => m.filter((e) => e.model === "gemini-4-argon");
+  t.throws(table((m) => void (argon(m)[1]!.validFrom = "2026-11-30")), { instanceOf: PriceTableError, message: /gemini-4-argon \(periods overlap\)/ });
+  t.throws(table((m) => void delete argon(m)[0]!.validUntil), { message: /periods overlap/ });
+  t.throws(table((m) => void (argon(m)[1]!.validFrom = "1 Dec 2026")), { message: /must be a day/ });
+  t.throws(table((m) => void (argon(m)[0]!.validFrom = "2026-12-05")), { message: /validFrom after validUntil/ });
+  t.notThrows(table((m) => void (argon(m)[1]!.validFrom = "2026-12-02")), "a gap between periods is allowed (no price on those days)");
 });
 
 test("the returned price is a copy: mutating it does not change the table", (t) => {

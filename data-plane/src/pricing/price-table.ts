@@ -39,6 +39,16 @@ function checkLongContext(where: string, rates: LongContextRates): void {
   }
 }
 
+/** provider → name → factor: known providers, positive finite factors. */
+function checkFactors(field: string, factors: Partial<Record<ProviderName, Record<string, number>>> | undefined): void {
+  for (const [provider, byName] of Object.entries(factors ?? {})) {
+    if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`${field}: unknown provider ${provider}`);
+    for (const [name, factor] of Object.entries(byName ?? {})) {
+      if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) throw new PriceTableError(`${field}.${provider}.${name}: factor must be a positive number`);
+    }
+  }
+}
+
 /** Each rate times `factor`, unrounded: checkRates then refuses a product with more than 6 decimals. */
 function scaledExactly(rates: PriceRates, factor: number): PriceRates {
   const f = (r: number | undefined) => (r === undefined ? undefined : r * factor);
@@ -60,18 +70,8 @@ export function validatePriceTable(table: unknown): PriceTable {
       if (typeof tier !== "string" || tier === "") throw new PriceTableError(`serviceTierAliases.${provider}.${alias}: must name a tier`);
     }
   }
-  for (const [provider, regions] of Object.entries(t.regionFactors ?? {})) {
-    if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`regionFactors: unknown provider ${provider}`);
-    for (const [region, factor] of Object.entries(regions ?? {})) {
-      if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) throw new PriceTableError(`regionFactors.${provider}.${region}: factor must be a positive number`);
-    }
-  }
-  for (const [provider, tiers] of Object.entries(t.serviceTierFactors ?? {})) {
-    if (!PROVIDER_NAMES.includes(provider as ProviderName)) throw new PriceTableError(`serviceTierFactors: unknown provider ${provider}`);
-    for (const [tier, factor] of Object.entries(tiers ?? {})) {
-      if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) throw new PriceTableError(`serviceTierFactors.${provider}.${tier}: factor must be a positive number`);
-    }
-  }
+  checkFactors("regionFactors", t.regionFactors);
+  checkFactors("serviceTierFactors", t.serviceTierFactors);
   const seen = new Map<string, { from: string; until: string }[]>();
   t.models.forEach((entry, i) => {
     const where = `models[${i}] ${entry?.model ?? "?"}`;

@@ -100,7 +100,6 @@ function refusesAddedOption(raw: Buffer, contentEncoding: string | string[] | un
   }
 }
 
-/** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model. */
 /** The service tier a provider names in a response header (Gemini), when its body named none. */
 function servedTierFromHeader(facts: ResponseFacts, headers: IncomingHttpHeaders, name: string): void {
   const value = headers[name];
@@ -109,6 +108,7 @@ function servedTierFromHeader(facts: ResponseFacts, headers: IncomingHttpHeaders
   if (tier !== undefined && tier !== "") facts.serviceTier = tier.trim().toLowerCase().replace(/^service_tier_/, "");
 }
 
+/** What an answer (JSON or stream) puts on the trace: its tool calls, usage (the provider's, else counted) and cost by the answering model at its served tier and region. */
 function recordAnswer(draft: TraceDraft, facts: ResponseFacts, promptTokens: () => number, status: number, price: Price | undefined): void {
   draft.toolCalls = facts.toolCalls;
   const settled = settleUsage(facts, promptTokens, status);
@@ -161,7 +161,7 @@ export function createProxyHandler(deps: ProxyDeps) {
     const { state, agent, adapter, target, body } = admission;
     const model = target.model || agent.model;
     const price = cachedPrice(adapter.name, model);
-    /** The price as requested (a priority service tier's rates): what is known before an answer. */
+    /** The price as requested (a priority or fast tier's rates, a US-only region's): what is known before an answer. */
     const askedPrice = requestedPrice(price, body);
     const spans: Record<string, number> = {};
     const draft: TraceDraft = {
